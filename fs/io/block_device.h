@@ -1,0 +1,45 @@
+// BlockDevice: the one seam through which the core touches storage.
+//
+// Every offset, length and buffer address passed to Read/Write must be a
+// multiple of kBlockSize, so implementations may use O_DIRECT. All methods are
+// safe to call from several threads at once. A Write that returns OK has
+// reached the device but may sit in its volatile cache until Flush returns:
+// only Flush makes earlier writes durable. Implementations: FileDevice (pread/
+// pwrite), UringDevice (io_uring writes), MemoryDevice (tests).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "ckptfs/status.h"
+
+namespace ckptfs {
+
+class BlockDevice {
+ public:
+  virtual ~BlockDevice() = default;
+
+  virtual Status Read(uint64_t offset, void* buf, size_t len) = 0;
+  // Writes len bytes; large writes may be split and issued in parallel.
+  virtual Status Write(uint64_t offset, const void* buf, size_t len) = 0;
+  // Returns once every write that returned before the call is durable.
+  virtual Status Flush() = 0;
+  // Usable bytes, a multiple of kBlockSize.
+  virtual uint64_t size() const = 0;
+};
+
+struct DeviceOptions {
+  bool direct_io = true;       // O_DIRECT, falling back to buffered I/O where refused
+  bool use_uring = true;       // io_uring for writes
+  bool exclusive = true;       // flock so a second mount is refused
+  bool read_only = false;
+  unsigned uring_queue_depth = 32;
+};
+
+// Opens a regular file or block device. Fails with Busy when another process
+// holds the store, NotFound when the path does not exist.
+Result<std::unique_ptr<BlockDevice>> OpenDevice(const std::string& path,
+                                                const DeviceOptions& options);
+
+}  // namespace ckptfs

@@ -1,0 +1,48 @@
+// MemoryDevice implementation.
+#include "io/memory_device.h"
+
+#include <cstring>
+
+#include "util/aligned_buffer.h"
+
+namespace ckptfs {
+
+MemoryDevice::MemoryDevice(uint64_t size) : bytes_(AlignDown(size, kBlockSize), 0) {}
+
+Status MemoryDevice::Check(uint64_t offset, const void* buf, size_t len) const {
+  if (offset % kBlockSize || len % kBlockSize || reinterpret_cast<uintptr_t>(buf) % kBlockSize) {
+    return Status::Invalid("unaligned I/O at " + std::to_string(offset) + " len " +
+                           std::to_string(len));
+  }
+  if (offset + len > bytes_.size()) {
+    return Status::IOError("I/O past end of device at " + std::to_string(offset));
+  }
+  return Status::Ok();
+}
+
+Status MemoryDevice::Read(uint64_t offset, void* buf, size_t len) {
+  std::lock_guard<std::mutex> lock(mu_);
+  CKPTFS_RETURN_IF_ERROR(Check(offset, buf, len));
+  std::memcpy(buf, bytes_.data() + offset, len);
+  return Status::Ok();
+}
+
+Status MemoryDevice::Write(uint64_t offset, const void* buf, size_t len) {
+  std::lock_guard<std::mutex> lock(mu_);
+  CKPTFS_RETURN_IF_ERROR(Check(offset, buf, len));
+  std::memcpy(bytes_.data() + offset, buf, len);
+  return Status::Ok();
+}
+
+Status MemoryDevice::Flush() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++flushes_;
+  return Status::Ok();
+}
+
+uint64_t MemoryDevice::flush_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return flushes_;
+}
+
+}  // namespace ckptfs

@@ -1,0 +1,33 @@
+// MemoryDevice: a BlockDevice held in RAM, for fast unit tests of the log,
+// segments and replay. It checks the alignment contract like O_DIRECT would.
+#pragma once
+
+#include <mutex>
+#include <vector>
+
+#include "io/block_device.h"
+
+namespace ckptfs {
+
+class MemoryDevice : public BlockDevice {
+ public:
+  explicit MemoryDevice(uint64_t size);
+
+  Status Read(uint64_t offset, void* buf, size_t len) override;
+  Status Write(uint64_t offset, const void* buf, size_t len) override;
+  Status Flush() override;
+  uint64_t size() const override { return bytes_.size(); }
+
+  // Test access to the raw image (e.g. to flip a bit).
+  std::vector<char>& bytes() { return bytes_; }
+  uint64_t flush_count() const;
+
+ private:
+  Status Check(uint64_t offset, const void* buf, size_t len) const;
+
+  mutable std::mutex mu_;  // guards bytes_ contents and flushes_
+  std::vector<char> bytes_;
+  uint64_t flushes_ = 0;
+};
+
+}  // namespace ckptfs

@@ -1,0 +1,121 @@
+// Record encoding and decoding; the type numbers are the variant's indices
+// plus one, so the order in record.h's variant is part of the format.
+#include "log/record.h"
+
+#include "util/coding.h"
+
+namespace ckptfs {
+namespace {
+
+struct BodyEncoder {
+  Encoder& e;
+  void operator()(const record::CreateInode& r) {
+    e.U64(r.ino); e.U32(r.mode); e.U32(r.uid); e.U32(r.gid); e.U64(r.rdev); e.I64(r.time_ns);
+    e.Bytes(r.symlink_target);
+  }
+  void operator()(const record::Link& r) { e.U64(r.parent); e.Bytes(r.name); e.U64(r.ino); e.I64(r.time_ns); }
+  void operator()(const record::Unlink& r) { e.U64(r.parent); e.Bytes(r.name); e.I64(r.time_ns); }
+  void operator()(const record::Rename& r) {
+    e.U64(r.src_parent); e.Bytes(r.src_name); e.U64(r.dst_parent); e.Bytes(r.dst_name);
+    e.U32(r.flags); e.I64(r.time_ns);
+  }
+  void operator()(const record::SetAttr& r) {
+    e.U64(r.ino); e.U32(r.valid); e.U32(r.mode); e.U32(r.uid); e.U32(r.gid);
+    e.I64(r.atime_ns); e.I64(r.mtime_ns); e.I64(r.ctime_ns);
+  }
+  void operator()(const record::Truncate& r) { e.U64(r.ino); e.U64(r.size); e.I64(r.time_ns); }
+  void operator()(const record::WriteExtent& r) {
+    e.U64(r.ino); e.U64(r.offset); e.U32(r.length); e.U64(r.phys.addr); e.U32(r.phys.length);
+    e.U32(r.phys.crc); e.U32(r.skip); e.I64(r.mtime_ns);
+  }
+  void operator()(const record::SetXattr& r) { e.U64(r.ino); e.Bytes(r.name); e.Bytes(r.value); e.I64(r.time_ns); }
+  void operator()(const record::RemoveXattr& r) { e.U64(r.ino); e.Bytes(r.name); e.I64(r.time_ns); }
+  void operator()(const record::FreeInode& r) { e.U64(r.ino); }
+  void operator()(const record::NextSegment& r) { e.U32(r.segment); }
+};
+
+template <typename T>
+bool DecodeBody(Decoder& d, T* r);
+
+template <>
+bool DecodeBody(Decoder& d, record::CreateInode* r) {
+  return d.U64(&r->ino) && d.U32(&r->mode) && d.U32(&r->uid) && d.U32(&r->gid) &&
+         d.U64(&r->rdev) && d.I64(&r->time_ns) && d.Bytes(&r->symlink_target);
+}
+template <>
+bool DecodeBody(Decoder& d, record::Link* r) {
+  return d.U64(&r->parent) && d.Bytes(&r->name) && d.U64(&r->ino) && d.I64(&r->time_ns);
+}
+template <>
+bool DecodeBody(Decoder& d, record::Unlink* r) {
+  return d.U64(&r->parent) && d.Bytes(&r->name) && d.I64(&r->time_ns);
+}
+template <>
+bool DecodeBody(Decoder& d, record::Rename* r) {
+  return d.U64(&r->src_parent) && d.Bytes(&r->src_name) && d.U64(&r->dst_parent) &&
+         d.Bytes(&r->dst_name) && d.U32(&r->flags) && d.I64(&r->time_ns);
+}
+template <>
+bool DecodeBody(Decoder& d, record::SetAttr* r) {
+  return d.U64(&r->ino) && d.U32(&r->valid) && d.U32(&r->mode) && d.U32(&r->uid) &&
+         d.U32(&r->gid) && d.I64(&r->atime_ns) && d.I64(&r->mtime_ns) && d.I64(&r->ctime_ns);
+}
+template <>
+bool DecodeBody(Decoder& d, record::Truncate* r) {
+  return d.U64(&r->ino) && d.U64(&r->size) && d.I64(&r->time_ns);
+}
+template <>
+bool DecodeBody(Decoder& d, record::WriteExtent* r) {
+  return d.U64(&r->ino) && d.U64(&r->offset) && d.U32(&r->length) && d.U64(&r->phys.addr) &&
+         d.U32(&r->phys.length) && d.U32(&r->phys.crc) && d.U32(&r->skip) && d.I64(&r->mtime_ns);
+}
+template <>
+bool DecodeBody(Decoder& d, record::SetXattr* r) {
+  return d.U64(&r->ino) && d.Bytes(&r->name) && d.Bytes(&r->value) && d.I64(&r->time_ns);
+}
+template <>
+bool DecodeBody(Decoder& d, record::RemoveXattr* r) {
+  return d.U64(&r->ino) && d.Bytes(&r->name) && d.I64(&r->time_ns);
+}
+template <>
+bool DecodeBody(Decoder& d, record::FreeInode* r) { return d.U64(&r->ino); }
+template <>
+bool DecodeBody(Decoder& d, record::NextSegment* r) { return d.U32(&r->segment); }
+
+template <size_t I>
+Result<Record> DecodeAlternative(size_t index, Decoder& d) {
+  if constexpr (I < std::variant_size_v<Record>) {
+    if (index == I) {
+      std::variant_alternative_t<I, Record> r{};
+      if (!DecodeBody(d, &r) || !d.empty()) return Status::Corruption("malformed log record body");
+      return Record(std::move(r));
+    }
+    return DecodeAlternative<I + 1>(index, d);
+  } else {
+    return Status::Corruption("unknown log record type " + std::to_string(index + 1));
+  }
+}
+
+}  // namespace
+
+void EncodeRecord(const Record& r, std::string* out) {
+  std::string body;
+  Encoder be(&body);
+  std::visit(BodyEncoder{be}, r);
+  Encoder e(out);
+  e.U8(static_cast<uint8_t>(r.index() + 1));
+  e.Bytes(body);
+}
+
+Result<Record> DecodeRecord(std::string_view* in) {
+  Decoder d(*in);
+  uint8_t type;
+  std::string body;
+  if (!d.U8(&type) || !d.Bytes(&body)) return Status::Corruption("truncated log record");
+  if (type == 0) return Status::Corruption("log record of type 0");
+  *in = d.rest();
+  Decoder bd(body);
+  return DecodeAlternative<0>(type - 1, bd);
+}
+
+}  // namespace ckptfs

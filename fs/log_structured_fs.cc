@@ -1,0 +1,659 @@
+// LogStructuredFs: validation of each operation, the write and read paths,
+// and the commit that makes them durable.
+#include "log_structured_fs.h"
+
+#include <linux/fs.h>
+#include <spdlog/spdlog.h>
+#include <sys/xattr.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "log/log_reader.h"
+
+namespace ckptfs {
+namespace {
+
+constexpr size_t kMaxNameLength = 255;
+constexpr size_t kMaxSymlinkLength = 4095;
+constexpr size_t kMaxXattrName = 255;
+constexpr size_t kMaxXattrValue = 64 * 1024;
+constexpr size_t kMaxAppend = 1 << 20;  // the FUSE max write; one stored extent each
+constexpr size_t kCommitAtPendingBytes = 4 << 20;
+
+int64_t NowNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+int64_t ToNs(const struct timespec& ts) {
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+struct timespec FromNs(int64_t ns) {
+  struct timespec ts;
+  ts.tv_sec = ns / 1000000000;
+  ts.tv_nsec = ns % 1000000000;
+  return ts;
+}
+
+Status CheckName(std::string_view name) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string_view::npos) {
+    return Status::Invalid("bad file name");
+  }
+  if (name.size() > kMaxNameLength) return Status::NameTooLong(std::string(name.substr(0, 32)));
+  return Status::Ok();
+}
+
+}  // namespace
+
+LogStructuredFs::LogStructuredFs(const MountOptions& options, std::unique_ptr<BlockDevice> device,
+                                 const Superblock& sb)
+    : options_(options), device_(std::move(device)), sb_(sb), segments_(sb), ns_(&segments_) {}
+
+LogStructuredFs::~LogStructuredFs() { (void)Close(); }
+
+Status LogStructuredFs::Recover() {
+  LogReader reader(device_.get(), sb_);
+  auto handler = [this](const Record& r) -> Status {
+    if (auto* w = std::get_if<record::WriteExtent>(&r)) {
+      const uint64_t addr = w->phys.addr;
+      if (addr < sb_.data_start || addr % kBlockSize != 0 ||
+          segments_.SegmentOf(addr) >= sb_.segment_count ||
+          (addr - sb_.data_start) % sb_.segment_size + w->phys.length > sb_.segment_size) {
+        return Status::Corruption("extent of inode " + std::to_string(w->ino) +
+                                  " points outside the data segments");
+      }
+    }
+    return ns_.Apply(r);
+  };
+  CKPTFS_ASSIGN_OR_RETURN(LogReplayResult replay, reader.Replay(handler));
+  spdlog::info("replayed {} log records in {} blocks over {} segment(s); log ends: {}",
+               replay.records, replay.blocks, replay.segments.size(), replay.stop_reason);
+  const Inode* root = ns_.Find(kRootIno);
+  if (!root || !root->is_dir()) return Status::Corruption("store has no root directory");
+  segments_.FinishReplay(replay.segments);
+
+  log_writer_ = std::make_unique<LogWriter>(device_.get(), sb_, replay.end,
+                                            [this] { return segments_.AllocateMeta(); });
+  DataLogOptions data_options;
+  data_options.memory_budget = options_.memory_budget;
+  data_options.flusher_threads = options_.flusher_threads;
+  data_ = std::make_unique<DataLog>(device_.get(), sb_, &segments_, data_options);
+
+  // Inodes left with no name by a crash (unlinked while open) are freed now.
+  std::vector<uint64_t> orphans;
+  for (const auto& [ino, node] : ns_.inodes()) {
+    if (node->nlink == 0 && ino != kRootIno) orphans.push_back(ino);
+  }
+  std::unique_lock<std::shared_mutex> lock(ns_mu_);
+  for (uint64_t ino : orphans) CKPTFS_RETURN_IF_ERROR(Mutate(record::FreeInode{ino}));
+  if (!orphans.empty()) spdlog::info("freed {} orphaned inode(s)", orphans.size());
+  return Status::Ok();
+}
+
+void LogStructuredFs::Start() {
+  std::lock_guard<std::mutex> lock(bg_mu_);
+  if (started_) return;
+  started_ = true;
+  data_->Start();
+  committer_ = std::thread([this] { CommitterLoop(); });
+}
+
+Status LogStructuredFs::Close() {
+  {
+    std::lock_guard<std::mutex> lock(bg_mu_);
+    if (closed_) return Status::Ok();
+    closed_ = true;
+    stop_ = true;
+    bg_cv_.notify_all();
+  }
+  if (committer_.joinable()) committer_.join();
+  if (!data_) return Status::Ok();  // Recover never ran
+  if (!started_) data_->Start();
+  Status s;
+  {
+    std::lock_guard<std::mutex> commit_lock(commit_mu_);
+    s = CommitLocked();
+  }
+  Status c = data_->Close();
+  return s.ok() ? c : s;
+}
+
+void LogStructuredFs::CommitterLoop() {
+  std::unique_lock<std::mutex> lock(bg_mu_);
+  while (!stop_) {
+    bg_cv_.wait_for(lock, std::chrono::milliseconds(options_.commit_interval_ms));
+    if (stop_) break;
+    lock.unlock();
+    Status s = Sync();
+    if (!s.ok()) spdlog::error("background commit failed: {}", s.ToString());
+    lock.lock();
+  }
+}
+
+Status LogStructuredFs::CheckWritable() const {
+  if (!failed_.ok()) {
+    return Status::IOError("store is read-only after a failed commit: " + failed_.message());
+  }
+  return Status::Ok();
+}
+
+Status LogStructuredFs::Mutate(const Record& r) {
+  CKPTFS_RETURN_IF_ERROR(CheckWritable());
+  Status s = ns_.Apply(r);
+  if (!s.ok()) {
+    // Live operations validate before they apply; reaching here is a bug.
+    spdlog::critical("record failed to apply to a validated state: {}", s.ToString());
+    return s;
+  }
+  EncodeRecord(r, &pending_records_);
+  ++pending_seq_;
+  if (pending_records_.size() >= kCommitAtPendingBytes) bg_cv_.notify_all();
+  return Status::Ok();
+}
+
+Status LogStructuredFs::CommitLocked() {
+  if (!failed_.ok()) return failed_;
+  std::string batch;
+  uint64_t seq;
+  uint64_t epoch;
+  {
+    std::unique_lock<std::shared_mutex> lock(ns_mu_);
+    batch.swap(pending_records_);
+    seq = pending_seq_;
+    epoch = segments_.BeginCommit();
+  }
+  Status s = data_->Sync();
+  if (s.ok() && !batch.empty()) {
+    s = log_writer_->Append(batch);
+    if (s.ok()) s = device_->Flush();
+  }
+  if (!s.ok()) {
+    std::unique_lock<std::shared_mutex> lock(ns_mu_);
+    failed_ = s;
+    spdlog::error("commit failed, store is now read-only: {}", s.ToString());
+    return s;
+  }
+  {
+    std::unique_lock<std::shared_mutex> lock(reclaim_mu_);
+    segments_.CommitDurable(epoch);
+  }
+  durable_seq_.store(seq);
+  commits_.fetch_add(1);
+  return Status::Ok();
+}
+
+Status LogStructuredFs::Sync() {
+  uint64_t target;
+  {
+    std::shared_lock<std::shared_mutex> lock(ns_mu_);
+    target = pending_seq_;
+  }
+  std::lock_guard<std::mutex> commit_lock(commit_mu_);
+  if (durable_seq_.load() >= target && failed_.ok()) {
+    // Records are durable, but data appended with no record yet (in flight)
+    // needs nothing: its record will follow in a later commit.
+    return Status::Ok();
+  }
+  return CommitLocked();
+}
+
+struct stat LogStructuredFs::StatOf(const Inode& node) const {
+  struct stat st {};
+  st.st_ino = node.ino;
+  st.st_mode = node.mode;
+  st.st_nlink = node.nlink;
+  st.st_uid = node.uid;
+  st.st_gid = node.gid;
+  st.st_rdev = node.rdev;
+  st.st_size = static_cast<off_t>(node.is_dir() ? 4096 : node.size);
+  st.st_blksize = 1 << 20;  // tells cp, dd and friends to use large I/O
+  uint64_t stored = node.is_regular() ? node.extents.mapped_bytes() : 0;
+  st.st_blocks = static_cast<blkcnt_t>((stored + 511) / 512);
+  st.st_atim = FromNs(node.atime_ns);
+  st.st_mtim = FromNs(node.mtime_ns);
+  st.st_ctim = FromNs(node.ctime_ns);
+  return st;
+}
+
+Result<struct stat> LogStructuredFs::Lookup(uint64_t parent, std::string_view name) {
+  std::shared_lock<std::shared_mutex> lock(ns_mu_);
+  Inode* dir = ns_.Find(parent);
+  if (!dir) return Status::NotFound("no inode " + std::to_string(parent));
+  if (!dir->is_dir()) return Status::NotDirectory("lookup in a non-directory");
+  if (name.size() > kMaxNameLength) return Status::NameTooLong("lookup");
+  uint64_t ino;
+  if (name == ".") {
+    ino = parent;
+  } else if (name == "..") {
+    ino = dir->parent;
+  } else {
+    auto child = ns_.Lookup(parent, name);
+    if (!child) return Status::NotFound(std::string(name));
+    ino = *child;
+  }
+  Inode* node = ns_.Find(ino);
+  if (!node) return Status::NotFound(std::string(name));
+  node->lookups.fetch_add(1);
+  return StatOf(*node);
+}
+
+void LogStructuredFs::Forget(uint64_t ino, uint64_t count) {
+  {
+    std::shared_lock<std::shared_mutex> lock(ns_mu_);
+    Inode* node = ns_.Find(ino);
+    if (!node) return;
+    uint64_t before = node->lookups.load();
+    uint64_t after;
+    do {
+      after = before >= count ? before - count : 0;
+    } while (!node->lookups.compare_exchange_weak(before, after));
+    if (after > 0 || node->nlink > 0) return;
+  }
+  std::unique_lock<std::shared_mutex> lock(ns_mu_);
+  if (Inode* node = ns_.Find(ino)) {
+    Status s = FreeIfUnused(node);
+    if (!s.ok()) spdlog::warn("freeing inode {}: {}", ino, s.ToString());
+  }
+}
+
+Status LogStructuredFs::FreeIfUnused(Inode* node) {
+  if (node->nlink > 0 || node->lookups.load() > 0 || node->open_handles.load() > 0 ||
+      node->ino == kRootIno) {
+    return Status::Ok();
+  }
+  return Mutate(record::FreeInode{node->ino});
+}
+
+Result<struct stat> LogStructuredFs::GetAttr(uint64_t ino) {
+  std::shared_lock<std::shared_mutex> lock(ns_mu_);
+  const Inode* node = ns_.Find(ino);
+  if (!node) return Status::NotFound("no inode " + std::to_string(ino));
+  return StatOf(*node);
+}
+
+Result<struct stat> LogStructuredFs::SetAttr(uint64_t ino, const AttrChange& change) {
+  std::unique_lock<std::shared_mutex> lock(ns_mu_);
+  Inode* node = ns_.Find(ino);
+  if (!node) return Status::NotFound("no inode " + std::to_string(ino));
+  const int64_t now = NowNs();
+  if (change.set_size) {
+    if (node->is_dir()) return Status::IsDirectory("truncate of a directory");
+    if (!node->is_regular()) return Status::Invalid("truncate of a special file");
+    CKPTFS_RETURN_IF_ERROR(Mutate(record::Truncate{ino, change.size, now}));
+  }
+  record::SetAttr r{ino, record::SetAttr::kCtime, 0, 0, 0, 0, 0, now};
+  if (change.set_mode) { r.valid |= record::SetAttr::kMode; r.mode = change.mode; }
+  if (change.set_uid) { r.valid |= record::SetAttr::kUid; r.uid = change.uid; }
+  if (change.set_gid) { r.valid |= record::SetAttr::kGid; r.gid = change.gid; }
+  if (change.set_atime) {
+    r.valid |= record::SetAttr::kAtime;
+    r.atime_ns = change.atime_now ? now : ToNs(change.atime);
+  }
+  if (change.set_mtime) {
+    r.valid |= record::SetAttr::kMtime;
+    r.mtime_ns = change.mtime_now ? now : ToNs(change.mtime);
+  }
+  if (r.valid != record::SetAttr::kCtime || !change.set_size) CKPTFS_RETURN_IF_ERROR(Mutate(r));
+  return StatOf(*node);
+}
+
+Result<Inode*> LogStructuredFs::WritableDir(uint64_t parent, std::string_view name) {
+  CKPTFS_RETURN_IF_ERROR(CheckName(name));
+  Inode* dir = ns_.Find(parent);
+  if (!dir) return Status::NotFound("no inode " + std::to_string(parent));
+  if (!dir->is_dir()) return Status::NotDirectory("parent is not a directory");
+  if (dir->nlink == 0) return Status::NotFound("directory was removed");
+  if (dir->entries.count(std::string(name))) return Status::Exists(std::string(name));
+  return dir;
+}
+
+Result<struct stat> LogStructuredFs::CreateNode(uint64_t parent, std::string_view name,
+                                                uint32_t mode, uint32_t uid, uint32_t gid,
+                                                uint64_t rdev, std::string_view target) {
+  CKPTFS_RETURN_IF_ERROR(WritableDir(parent, name).status());
+  const int64_t now = NowNs();
+  const uint64_t ino = ns_.AllocateIno();
+  CKPTFS_RETURN_IF_ERROR(
+      Mutate(record::CreateInode{ino, mode, uid, gid, rdev, now, std::string(target)}));
+  CKPTFS_RETURN_IF_ERROR(Mutate(record::Link{parent, std::string(name), ino, now}));
+  Inode* node = ns_.Find(ino);
+  node->lookups.fetch_add(1);
+  return StatOf(*node);
+}
+
+Result<struct stat> LogStructuredFs::Create(uint64_t parent, std::string_view name, uint32_t mode,
+                                            uint32_t uid, uint32_t gid) {
+  if (S_ISDIR(mode) || S_ISLNK(mode)) return Status::Invalid("create of a directory or symlink");
+  if ((mode & S_IFMT) == 0) mode |= S_IFREG;
+  std::unique_lock<std::shared_mutex> lock(ns_mu_);
+  return CreateNode(parent, name, mode, uid, gid, 0, {});
+}
+
+Result<struct stat> LogStructuredFs::Mkdir(uint64_t parent, std::string_view name, uint32_t mode,
+                                           uint32_t uid, uint32_t gid) {
+  std::unique_lock<std::shared_mutex> lock(ns_mu_);
+  return CreateNode(parent, name, S_IFDIR | (mode & 07777), uid, gid, 0, {});
+}
+
+Result<struct stat> LogStructuredFs::Symlink(uint64_t parent, std::string_view name,
+                                             std::string_view target, uint32_t uid, uint32_t gid) {
+  if (target.empty()) return Status::NotFound("empty symlink target");
+  if (target.size() > kMaxSymlinkLength) return Status::NameTooLong("symlink target");
+  std::unique_lock<std::shared_mutex> lock(ns_mu_);
+  return CreateNode(parent, name, S_IFLNK | 0777, uid, gid, 0, target);
+}
+
+Result<struct stat> LogStructuredFs::Link(uint64_t ino, uint64_t new_parent,
+                                          std::string_view name) {
+  std::unique_lock<std::shared_mutex> lock(ns_mu_);
+  Inode* node = ns_.Find(ino);
+  if (!node) return Status::NotFound("no inode " + std::to_string(ino));
+  if (node->is_dir()) return Status::Permission("hard link to a directory");
+  if (node->nlink == 0) return Status::NotFound("link to a removed file");
+  CKPTFS_RETURN_IF_ERROR(WritableDir(new_parent, name).status());
+  CKPTFS_RETURN_IF_ERROR(Mutate(record::Link{new_parent, std::string(name), ino, NowNs()}));
+  node->lookups.fetch_add(1);
+  return StatOf(*node);
+}
+
+Result<std::string> LogStructuredFs::ReadLink(uint64_t ino) {
+  std::shared_lock<std::shared_mutex> lock(ns_mu_);
+  const Inode* node = ns_.Find(ino);
+  if (!node) return Status::NotFound("no inode " + std::to_string(ino));
+  if (!node->is_symlink()) return Status::Invalid("not a symlink");
+  return node->symlink_target;
+}
+
+Status LogStructuredFs::Unlink(uint64_t parent, std::string_view name) {
+  std::unique_lock<std::shared_mutex> lock(ns_mu_);
+  auto ino = ns_.Lookup(parent, name);
+  if (!ino) return Status::NotFound(std::string(name));
+  Inode* node = ns_.Find(*ino);
+  if (node->is_dir()) return Status::IsDirectory(std::string(name));
+  CKPTFS_RETURN_IF_ERROR(Mutate(record::Unlink{parent, std::string(name), NowNs()}));
+  return FreeIfUnused(node);
+}
+
+Status LogStructuredFs::Rmdir(uint64_t parent, std::string_view name) {
+  if (name == ".") return Status::Invalid("rmdir of .");
+  std::unique_lock<std::shared_mutex> lock(ns_mu_);
+  auto ino = ns_.Lookup(parent, name);
+  if (!ino) return Status::NotFound(std::string(name));
+  Inode* node = ns_.Find(*ino);
+  if (!node->is_dir()) return Status::NotDirectory(std::string(name));
+  if (!node->entries.empty()) return Status::NotEmpty(std::string(name));
+  CKPTFS_RETURN_IF_ERROR(Mutate(record::Unlink{parent, std::string(name), NowNs()}));
+  return FreeIfUnused(node);
+}
+
+Status LogStructuredFs::Rename(uint64_t parent, std::string_view name, uint64_t new_parent,
+                               std::string_view new_name, uint32_t flags) {
+  if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) return Status::Invalid("rename flags");
+  if ((flags & RENAME_NOREPLACE) && (flags & RENAME_EXCHANGE)) {
+    return Status::Invalid("RENAME_NOREPLACE with RENAME_EXCHANGE");
+  }
+  CKPTFS_RETURN_IF_ERROR(CheckName(name));
+  CKPTFS_RETURN_IF_ERROR(CheckName(new_name));
+  std::unique_lock<std::shared_mutex> lock(ns_mu_);
+  Inode* src_dir = ns_.Find(parent);
+  Inode* dst_dir = ns_.Find(new_parent);
+  if (!src_dir || !dst_dir) return Status::NotFound("rename directory");
+  if (!src_dir->is_dir() || !dst_dir->is_dir()) return Status::NotDirectory("rename parent");
+  auto src_ino = ns_.Lookup(parent, name);
+  if (!src_ino) return Status::NotFound(std::string(name));
+  Inode* moved = ns_.Find(*src_ino);
+  auto dst_ino = ns_.Lookup(new_parent, new_name);
+  Inode* target = dst_ino ? ns_.Find(*dst_ino) : nullptr;
+
+  if (flags & RENAME_EXCHANGE) {
+    if (!target) return Status::NotFound(std::string(new_name));
+    if ((moved->is_dir() && ns_.IsAncestor(moved->ino, new_parent)) ||
+        (target->is_dir() && ns_.IsAncestor(target->ino, parent))) {
+      return Status::Invalid("exchange would make a directory its own ancestor");
+    }
+  } else {
+    if (target && (flags & RENAME_NOREPLACE)) return Status::Exists(std::string(new_name));
+    if (moved->is_dir() && ns_.IsAncestor(moved->ino, new_parent)) {
+      return Status::Invalid("rename of a directory into itself");
+    }
+    if (target && target != moved) {
+      if (moved->is_dir()) {
+        if (!target->is_dir()) return Status::NotDirectory(std::string(new_name));
+        if (!target->entries.empty()) return Status::NotEmpty(std::string(new_name));
+      } else if (target->is_dir()) {
+        return Status::IsDirectory(std::string(new_name));
+      }
+    }
+  }
+  CKPTFS_RETURN_IF_ERROR(Mutate(record::Rename{parent, std::string(name), new_parent,
+                                               std::string(new_name), flags, NowNs()}));
+  if (target && target != moved && !(flags & RENAME_EXCHANGE)) return FreeIfUnused(target);
+  return Status::Ok();
+}
+
+Status LogStructuredFs::OpenFile(uint64_t ino) {
+  std::shared_lock<std::shared_mutex> lock(ns_mu_);
+  Inode* node = ns_.Find(ino);
+  if (!node) return Status::NotFound("no inode " + std::to_string(ino));
+  node->open_handles.fetch_add(1);
+  return Status::Ok();
+}
+
+void LogStructuredFs::ReleaseFile(uint64_t ino) {
+  {
+    std::shared_lock<std::shared_mutex> lock(ns_mu_);
+    Inode* node = ns_.Find(ino);
+    if (!node) return;
+    if (node->open_handles.fetch_sub(1) > 1 || node->nlink > 0) return;
+  }
+  std::unique_lock<std::shared_mutex> lock(ns_mu_);
+  if (Inode* node = ns_.Find(ino)) {
+    Status s = FreeIfUnused(node);
+    if (!s.ok()) spdlog::warn("freeing inode {}: {}", ino, s.ToString());
+  }
+}
+
+Result<size_t> LogStructuredFs::Read(uint64_t ino, uint64_t offset, size_t size, char* buf) {
+  std::vector<ExtentPiece> pieces;
+  std::shared_lock<std::shared_mutex> reclaim(reclaim_mu_, std::defer_lock);
+  size_t n = 0;
+  {
+    std::shared_lock<std::shared_mutex> lock(ns_mu_);
+    const Inode* node = ns_.Find(ino);
+    if (!node) return Status::NotFound("no inode " + std::to_string(ino));
+    if (node->is_dir()) return Status::IsDirectory("read of a directory");
+    if (offset >= node->size) return size_t{0};
+    n = static_cast<size_t>(std::min<uint64_t>(size, node->size - offset));
+    pieces = node->extents.Lookup(offset, n);
+    reclaim.lock();  // before the namespace lock goes: the extents stay valid
+  }
+  for (const ExtentPiece& p : pieces) {
+    char* dst = buf + (p.offset - offset);
+    if (p.hole) {
+      std::memset(dst, 0, p.length);
+      continue;
+    }
+    Status s = data_->Read(p.phys, p.skip, dst, p.length);
+    if (!s.ok()) {
+      spdlog::error("read of inode {} at offset {} ({} bytes) failed: {}", ino, p.offset,
+                    p.length, s.ToString());
+      return s;
+    }
+  }
+  return n;
+}
+
+Result<DataLog::Ticket> LogStructuredFs::AppendData(const char* data, size_t len) {
+  auto ticket = data_->Append(data, len);
+  if (ticket.ok() || !ticket.status().IsNoSpace()) return ticket;
+  // Segments freed by deletions become reusable once their records commit.
+  Status s = Sync();
+  if (!s.ok()) return s;
+  return data_->Append(data, len);
+}
+
+Result<size_t> LogStructuredFs::Write(uint64_t ino, uint64_t offset, const char* data,
+                                      size_t size) {
+  {
+    std::shared_lock<std::shared_mutex> lock(ns_mu_);
+    CKPTFS_RETURN_IF_ERROR(CheckWritable());
+    const Inode* node = ns_.Find(ino);
+    if (!node) return Status::NotFound("no inode " + std::to_string(ino));
+    if (!node->is_regular()) return Status::Invalid("write to a non-regular file");
+  }
+  size_t done = 0;
+  while (done < size) {
+    const size_t len = std::min(kMaxAppend, size - done);
+    CKPTFS_ASSIGN_OR_RETURN(DataLog::Ticket ticket, AppendData(data + done, len));
+    {
+      std::unique_lock<std::shared_mutex> lock(ns_mu_);
+      if (!ns_.Find(ino)) return Status::NotFound("inode freed during write");
+      CKPTFS_RETURN_IF_ERROR(Mutate(
+          record::WriteExtent{ino, offset + done, static_cast<uint32_t>(len), ticket.extent(), 0,
+                              NowNs()}));
+    }
+    ticket.Done();
+    done += len;
+  }
+  bytes_written_.fetch_add(size);
+  return size;
+}
+
+Status LogStructuredFs::Fallocate(uint64_t ino, int mode, uint64_t offset, uint64_t length) {
+  if (mode != 0) return Status::NotSupported("fallocate mode " + std::to_string(mode));
+  std::unique_lock<std::shared_mutex> lock(ns_mu_);
+  Inode* node = ns_.Find(ino);
+  if (!node) return Status::NotFound("no inode " + std::to_string(ino));
+  if (!node->is_regular()) return Status::Invalid("fallocate of a non-regular file");
+  // A log-structured store cannot reserve blocks in place; it can refuse a
+  // size that cannot possibly fit.
+  struct statvfs sv = StatFsFor(ns_.inode_count());
+  uint64_t unmapped = length - std::min<uint64_t>(length, node->extents.mapped_bytes());
+  if (unmapped > static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize) {
+    return Status::NoSpace("fallocate larger than free space");
+  }
+  if (offset + length > node->size) {
+    CKPTFS_RETURN_IF_ERROR(Mutate(record::Truncate{ino, offset + length, NowNs()}));
+  }
+  return Status::Ok();
+}
+
+Status LogStructuredFs::ReadDir(uint64_t ino, uint64_t cookie, bool plus, const DirFiller& fill) {
+  std::shared_lock<std::shared_mutex> lock(ns_mu_);
+  const Inode* dir = ns_.Find(ino);
+  if (!dir) return Status::NotFound("no inode " + std::to_string(ino));
+  if (!dir->is_dir()) return Status::NotDirectory("readdir of a non-directory");
+  if (cookie < 1) {
+    if (!fill(".", StatOf(*dir), 1)) return Status::Ok();
+  }
+  if (cookie < 2) {
+    const Inode* parent = ns_.Find(dir->parent);
+    if (!fill("..", StatOf(parent ? *parent : *dir), 2)) return Status::Ok();
+  }
+  for (auto it = dir->names_by_cookie.upper_bound(std::max<uint64_t>(cookie, 2));
+       it != dir->names_by_cookie.end(); ++it) {
+    const DirEntry& entry = dir->entries.at(it->second);
+    Inode* child = ns_.Find(entry.ino);
+    if (!child) continue;
+    if (!fill(it->second, StatOf(*child), it->first)) break;
+    if (plus) child->lookups.fetch_add(1);
+  }
+  return Status::Ok();
+}
+
+Status LogStructuredFs::SetXattr(uint64_t ino, std::string_view name, std::string_view value,
+                                 int flags) {
+  if (name.empty() || name.size() > kMaxXattrName) return Status::Range("xattr name length");
+  if (value.size() > kMaxXattrValue) return Status::NoSpace("xattr value too large");
+  std::unique_lock<std::shared_mutex> lock(ns_mu_);
+  Inode* node = ns_.Find(ino);
+  if (!node) return Status::NotFound("no inode " + std::to_string(ino));
+  bool exists = node->xattrs.count(std::string(name)) > 0;
+  if ((flags & XATTR_CREATE) && exists) return Status::Exists(std::string(name));
+  if ((flags & XATTR_REPLACE) && !exists) return Status::NoData(std::string(name));
+  return Mutate(record::SetXattr{ino, std::string(name), std::string(value), NowNs()});
+}
+
+Result<std::string> LogStructuredFs::GetXattr(uint64_t ino, std::string_view name) {
+  std::shared_lock<std::shared_mutex> lock(ns_mu_);
+  const Inode* node = ns_.Find(ino);
+  if (!node) return Status::NotFound("no inode " + std::to_string(ino));
+  auto it = node->xattrs.find(std::string(name));
+  if (it == node->xattrs.end()) return Status::NoData(std::string(name));
+  return it->second;
+}
+
+Result<std::string> LogStructuredFs::ListXattr(uint64_t ino) {
+  std::shared_lock<std::shared_mutex> lock(ns_mu_);
+  const Inode* node = ns_.Find(ino);
+  if (!node) return Status::NotFound("no inode " + std::to_string(ino));
+  std::string names;
+  for (const auto& [name, value] : node->xattrs) {
+    names += name;
+    names.push_back('\0');
+  }
+  return names;
+}
+
+Status LogStructuredFs::RemoveXattr(uint64_t ino, std::string_view name) {
+  std::unique_lock<std::shared_mutex> lock(ns_mu_);
+  Inode* node = ns_.Find(ino);
+  if (!node) return Status::NotFound("no inode " + std::to_string(ino));
+  if (!node->xattrs.count(std::string(name))) return Status::NoData(std::string(name));
+  return Mutate(record::RemoveXattr{ino, std::string(name), NowNs()});
+}
+
+struct statvfs LogStructuredFs::StatFs() {
+  size_t inodes;
+  {
+    std::shared_lock<std::shared_mutex> lock(ns_mu_);
+    inodes = ns_.inode_count();
+  }
+  return StatFsFor(inodes);
+}
+
+struct statvfs LogStructuredFs::StatFsFor(size_t inodes) const {
+  SegmentUsage u = segments_.Usage();
+  const uint64_t seg = sb_.segment_size;
+  const uint64_t usable_segments = u.total - std::min(u.total, u.reserved + u.meta);
+  const uint64_t free_segments = u.free + u.pending_free - std::min(u.free + u.pending_free, u.reserved);
+  struct statvfs sv {};
+  sv.f_bsize = kBlockSize;
+  sv.f_frsize = kBlockSize;
+  sv.f_blocks = usable_segments * seg / kBlockSize;
+  sv.f_bfree = std::min<uint64_t>(sv.f_blocks,
+                                  (free_segments * seg + data_->open_buffer_room()) / kBlockSize);
+  sv.f_bavail = sv.f_bfree;
+  sv.f_files = 1ull << 32;
+  sv.f_ffree = sv.f_files - inodes;
+  sv.f_namemax = kMaxNameLength;
+  return sv;
+}
+
+StoreStats LogStructuredFs::Stats() {
+  SegmentUsage u = segments_.Usage();
+  DataLogStats d = data_->stats();
+  StoreStats s;
+  s.segment_size = sb_.segment_size;
+  s.segments_total = u.total;
+  s.segments_free = u.free;
+  s.segments_data = u.data;
+  s.segments_meta = u.meta;
+  s.live_bytes = u.live_bytes;
+  {
+    std::shared_lock<std::shared_mutex> lock(ns_mu_);
+    s.inodes = ns_.inode_count();
+  }
+  s.bytes_written = bytes_written_.load();
+  s.device_bytes_written = d.device_bytes_written;
+  s.segments_written = d.segments_written;
+  s.appends = d.appends;
+  s.commits = commits_.load();
+  return s;
+}
+
+}  // namespace ckptfs

@@ -1,0 +1,125 @@
+// LogStructuredFs: the FileSystem implementation that ties the parts
+// together: the namespace (meta/), the metadata log (log/), the segment
+// data log (segment/) and the device (io/).
+//
+// Locking, outermost first:
+//   commit_mu_   one commit at a time (group commit: waiters re-check)
+//   ns_mu_       the namespace and the pending log records; shared for
+//                lookups and reads, exclusive for every change, so the log
+//                order is exactly the order changes were applied
+//   reclaim_mu_  shared while a read uses extents it looked up; exclusive
+//                while freed segments become reusable
+//   DataLog, SegmentTable internal mutexes
+// The data log is written before the records that point into it, and both
+// are flushed before fsync returns (see docs/design.md, "Commit").
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <thread>
+
+#include "ckptfs/filesystem.h"
+#include "format/superblock.h"
+#include "io/block_device.h"
+#include "log/log_writer.h"
+#include "meta/namespace.h"
+#include "segment/data_log.h"
+#include "segment/segment_table.h"
+
+namespace ckptfs {
+
+class LogStructuredFs : public FileSystem {
+ public:
+  LogStructuredFs(const MountOptions& options, std::unique_ptr<BlockDevice> device,
+                  const Superblock& sb);
+  ~LogStructuredFs() override;
+
+  // Replays the metadata log and readies the writers. Called once by Open.
+  Status Recover();
+
+  void Start() override;
+  Status Close() override;
+
+  Result<struct stat> Lookup(uint64_t parent, std::string_view name) override;
+  void Forget(uint64_t ino, uint64_t count) override;
+  Result<struct stat> GetAttr(uint64_t ino) override;
+  Result<struct stat> SetAttr(uint64_t ino, const AttrChange& change) override;
+  Result<struct stat> Create(uint64_t parent, std::string_view name, uint32_t mode, uint32_t uid,
+                             uint32_t gid) override;
+  Result<struct stat> Mkdir(uint64_t parent, std::string_view name, uint32_t mode, uint32_t uid,
+                            uint32_t gid) override;
+  Result<struct stat> Symlink(uint64_t parent, std::string_view name, std::string_view target,
+                              uint32_t uid, uint32_t gid) override;
+  Result<struct stat> Link(uint64_t ino, uint64_t new_parent, std::string_view name) override;
+  Result<std::string> ReadLink(uint64_t ino) override;
+  Status Unlink(uint64_t parent, std::string_view name) override;
+  Status Rmdir(uint64_t parent, std::string_view name) override;
+  Status Rename(uint64_t parent, std::string_view name, uint64_t new_parent,
+                std::string_view new_name, uint32_t flags) override;
+  Status OpenFile(uint64_t ino) override;
+  void ReleaseFile(uint64_t ino) override;
+  Result<size_t> Read(uint64_t ino, uint64_t offset, size_t size, char* buf) override;
+  Result<size_t> Write(uint64_t ino, uint64_t offset, const char* data, size_t size) override;
+  Status Sync() override;
+  Status Fallocate(uint64_t ino, int mode, uint64_t offset, uint64_t length) override;
+  Status ReadDir(uint64_t ino, uint64_t cookie, bool plus, const DirFiller& fill) override;
+  Status SetXattr(uint64_t ino, std::string_view name, std::string_view value, int flags) override;
+  Result<std::string> GetXattr(uint64_t ino, std::string_view name) override;
+  Result<std::string> ListXattr(uint64_t ino) override;
+  Status RemoveXattr(uint64_t ino, std::string_view name) override;
+  struct statvfs StatFs() override;
+  StoreStats Stats() override;
+
+ private:
+  // Applies `r` and queues it for the log. Requires ns_mu_ held exclusively.
+  Status Mutate(const Record& r);
+  // Creates an inode of `mode` named `name` in `parent`. Requires ns_mu_.
+  Result<struct stat> CreateNode(uint64_t parent, std::string_view name, uint32_t mode,
+                                 uint32_t uid, uint32_t gid, uint64_t rdev,
+                                 std::string_view target);
+  // Frees `node` if nothing names or references it. Requires ns_mu_ exclusive.
+  Status FreeIfUnused(Inode* node);
+  // Validates that `parent` is a live directory and `name` a legal new entry.
+  Result<Inode*> WritableDir(uint64_t parent, std::string_view name);
+  Result<DataLog::Ticket> AppendData(const char* data, size_t len);
+  // Commits all pending records (and the data they need). Requires commit_mu_.
+  Status CommitLocked();
+  void CommitterLoop();
+  struct stat StatOf(const Inode& node) const;
+  // statfs figures given the inode count (read under ns_mu_ by the caller).
+  struct statvfs StatFsFor(size_t inodes) const;
+  Status CheckWritable() const;
+
+  const MountOptions options_;
+  const std::unique_ptr<BlockDevice> device_;
+  const Superblock sb_;
+  SegmentTable segments_;
+
+  std::mutex commit_mu_;
+  std::unique_ptr<LogWriter> log_writer_;  // commit_mu_
+  Status failed_;                          // first commit failure; commit_mu_ and ns_mu_
+
+  mutable std::shared_mutex ns_mu_;
+  Namespace ns_;                   // ns_mu_
+  std::string pending_records_;    // ns_mu_
+  uint64_t pending_seq_ = 0;       // ns_mu_: records queued so far
+  std::atomic<uint64_t> durable_seq_{0};
+
+  std::shared_mutex reclaim_mu_;
+  std::unique_ptr<DataLog> data_;
+
+  std::mutex bg_mu_;  // guards stop_ and wakes the committer
+  std::condition_variable bg_cv_;
+  bool stop_ = false;
+  bool started_ = false;
+  bool closed_ = false;
+  std::thread committer_;
+
+  std::atomic<uint64_t> commits_{0};
+  std::atomic<uint64_t> bytes_written_{0};
+};
+
+}  // namespace ckptfs

@@ -1,0 +1,77 @@
+// ExtentMap implementation.
+#include "meta/extent_map.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace ckptfs {
+
+void ExtentMap::Punch(uint64_t start, uint64_t end, const ReleaseFn& release) {
+  if (start >= end) return;
+  auto it = entries_.upper_bound(start);
+  if (it != entries_.begin()) --it;
+  while (it != entries_.end() && it->first < end) {
+    const uint64_t e_start = it->first;
+    const uint64_t e_end = e_start + it->second.length;
+    if (e_end <= start) {
+      ++it;
+      continue;
+    }
+    MappedExtent e = it->second;
+    it = entries_.erase(it);
+    mapped_bytes_ -= e.length;
+    const uint64_t cut_start = std::max(start, e_start);
+    const uint64_t cut_end = std::min(end, e_end);
+    if (release) release(e.phys, cut_end - cut_start);
+    if (e_start < cut_start) {  // keep the head
+      MappedExtent head = e;
+      head.length = cut_start - e_start;
+      entries_.emplace(e_start, head);
+      mapped_bytes_ += head.length;
+    }
+    if (cut_end < e_end) {  // keep the tail
+      MappedExtent tail = e;
+      tail.length = e_end - cut_end;
+      tail.skip = static_cast<uint32_t>(e.skip + (cut_end - e_start));
+      it = entries_.emplace(cut_end, tail).first;
+      mapped_bytes_ += tail.length;
+      ++it;
+    }
+  }
+}
+
+void ExtentMap::Insert(uint64_t offset, const MappedExtent& extent, const ReleaseFn& release) {
+  if (extent.length == 0) return;
+  Punch(offset, offset + extent.length, release);
+  entries_.emplace(offset, extent);
+  mapped_bytes_ += extent.length;
+}
+
+void ExtentMap::Truncate(uint64_t size, const ReleaseFn& release) {
+  Punch(size, std::numeric_limits<uint64_t>::max(), release);
+}
+
+std::vector<ExtentPiece> ExtentMap::Lookup(uint64_t offset, uint64_t length) const {
+  std::vector<ExtentPiece> pieces;
+  const uint64_t end = offset + length;
+  uint64_t cursor = offset;
+  auto it = entries_.upper_bound(offset);
+  if (it != entries_.begin()) --it;
+  for (; it != entries_.end() && it->first < end && cursor < end; ++it) {
+    const uint64_t e_start = it->first;
+    const uint64_t e_end = e_start + it->second.length;
+    if (e_end <= cursor) continue;
+    if (e_start > cursor) {
+      pieces.push_back({cursor, e_start - cursor, true, {}, 0});
+      cursor = e_start;
+    }
+    const uint64_t piece_end = std::min(end, e_end);
+    pieces.push_back({cursor, piece_end - cursor, false, it->second.phys,
+                      static_cast<uint32_t>(it->second.skip + (cursor - e_start))});
+    cursor = piece_end;
+  }
+  if (cursor < end) pieces.push_back({cursor, end - cursor, true, {}, 0});
+  return pieces;
+}
+
+}  // namespace ckptfs

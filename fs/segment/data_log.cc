@@ -1,0 +1,266 @@
+// DataLog implementation.
+#include "segment/data_log.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "util/crc32c.h"
+
+namespace ckptfs {
+
+DataLog::Ticket& DataLog::Ticket::operator=(Ticket&& o) noexcept {
+  if (this != &o) {
+    Done();
+    log_ = std::exchange(o.log_, nullptr);
+    buffer_ = std::move(o.buffer_);
+    start_ = o.start_;
+    extent_ = o.extent_;
+  }
+  return *this;
+}
+
+void DataLog::Ticket::Done() {
+  if (log_) log_->FinishTicket(buffer_.get(), start_);
+  log_ = nullptr;
+  buffer_.reset();
+}
+
+DataLog::DataLog(BlockDevice* device, const Superblock& sb, SegmentTable* segments,
+                 const DataLogOptions& options)
+    : device_(device),
+      sb_(sb),
+      segments_(segments),
+      max_buffers_(std::max<size_t>(2, options.memory_budget / sb.segment_size)),
+      flusher_count_(std::max(1u, options.flusher_threads)) {}
+
+DataLog::~DataLog() { (void)Close(); }
+
+void DataLog::Start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!flushers_.empty() || stopping_) return;
+  for (unsigned i = 0; i < flusher_count_; ++i) flushers_.emplace_back([this] { FlusherLoop(); });
+}
+
+Result<DataLog::Ticket> DataLog::Append(const void* data, size_t len) {
+  const uint64_t stored = AlignUp(len, kBlockSize);
+  if (len == 0 || stored > sb_.segment_size) {
+    return Status::Invalid("append of " + std::to_string(len) + " bytes");
+  }
+  std::shared_ptr<Buffer> buffer;
+  uint64_t start = 0;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      if (!io_error_.ok()) return io_error_;
+      if (stopping_) return Status::IOError("data log is closed");
+      if (open_ && open_->fill + stored <= sb_.segment_size) break;
+      if (open_) SealLocked();
+      CKPTFS_ASSIGN_OR_RETURN(auto fresh, NewBufferLocked(lock));
+      if (fresh) open_ = std::move(fresh);
+    }
+    buffer = open_;
+    start = buffer->fill;
+    buffer->fill += stored;
+    buffer->inflight.insert(start);
+    stats_.appends += 1;
+    stats_.bytes_appended += len;
+  }
+  char* dst = buffer->data.data() + start;
+  std::memcpy(dst, data, len);
+  std::memset(dst + len, 0, stored - len);
+  Ticket ticket;
+  ticket.log_ = this;
+  ticket.buffer_ = buffer;
+  ticket.start_ = start;
+  ticket.extent_ = PhysicalExtent{sb_.SegmentOffset(buffer->segment) + start,
+                                  static_cast<uint32_t>(len), crc32c::Value(data, len)};
+  return ticket;
+}
+
+// Returns a new open buffer, or nullptr after waiting for one to come free
+// (the caller re-checks its state, since others ran while it waited).
+Result<std::shared_ptr<DataLog::Buffer>> DataLog::NewBufferLocked(
+    std::unique_lock<std::mutex>& lock) {
+  if (buffers_in_use_ >= max_buffers_) {
+    stats_.waits_for_buffer += 1;
+    changed_.wait(lock);
+    return std::shared_ptr<Buffer>();
+  }
+  CKPTFS_ASSIGN_OR_RETURN(uint32_t segment, segments_->AllocateData());
+  auto buffer = std::make_shared<Buffer>();
+  buffer->segment = segment;
+  if (!spare_.empty()) {
+    buffer->data = std::move(spare_.back());
+    spare_.pop_back();
+  } else {
+    buffer->data = AlignedBuffer(sb_.segment_size, /*zero=*/false);
+    stats_.buffers_allocated += 1;
+  }
+  ++buffers_in_use_;
+  active_[segment] = buffer;
+  return buffer;
+}
+
+void DataLog::SealLocked() {
+  open_->sealed = true;
+  sealed_queue_.push_back(std::move(open_));
+  open_.reset();
+  changed_.notify_all();
+}
+
+void DataLog::FinishTicket(Buffer* buffer, uint64_t start) {
+  std::lock_guard<std::mutex> lock(mu_);
+  buffer->inflight.erase(buffer->inflight.find(start));
+  changed_.notify_all();
+}
+
+Status DataLog::WriteUpTo(Buffer* buffer, uint64_t end, bool partial) {
+  uint64_t written = 0;
+  Status s;
+  {
+    std::lock_guard<std::mutex> wl(buffer->write_mu);
+    if (buffer->flushed < end) {
+      s = device_->Write(sb_.SegmentOffset(buffer->segment) + buffer->flushed,
+                         buffer->data.data() + buffer->flushed, end - buffer->flushed);
+      if (s.ok()) {
+        written = end - buffer->flushed;
+        buffer->flushed = end;
+      }
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!s.ok()) {
+    if (io_error_.ok()) io_error_ = s;
+    changed_.notify_all();
+    return s;
+  }
+  stats_.device_bytes_written += written;
+  if (partial && written > 0) stats_.partial_flushes += 1;
+  return s;
+}
+
+void DataLog::RetireLocked(const std::shared_ptr<Buffer>& buffer) {
+  buffer->retired = true;
+  auto it = active_.find(buffer->segment);
+  if (it != active_.end() && it->second == buffer) active_.erase(it);
+  --buffers_in_use_;
+  stats_.segments_written += 1;
+  segments_->Deactivate(buffer->segment);
+  // Recycle the memory only if no reader still holds the buffer: readers
+  // copy from it without the lock.
+  changed_.notify_all();
+}
+
+void DataLog::FlusherLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    changed_.wait(lock, [&] { return stopping_ || !sealed_queue_.empty(); });
+    if (sealed_queue_.empty()) {
+      if (stopping_) return;
+      continue;
+    }
+    std::shared_ptr<Buffer> buffer = std::move(sealed_queue_.front());
+    sealed_queue_.pop_front();
+    changed_.wait(lock, [&] { return buffer->inflight.empty(); });
+    const uint64_t end = buffer->fill;
+    lock.unlock();
+    (void)WriteUpTo(buffer.get(), end, /*partial=*/false);  // failure lands in io_error_
+    lock.lock();
+    RetireLocked(buffer);
+    // Sole owner now (out of active_ and the queue): the memory can be reused.
+    if (buffer.use_count() == 1) spare_.push_back(std::move(buffer->data));
+  }
+}
+
+Status DataLog::Read(const PhysicalExtent& extent, uint32_t skip, void* dst, size_t len) {
+  if (static_cast<uint64_t>(skip) + len > extent.length) {
+    return Status::Invalid("read past the end of a stored extent");
+  }
+  const uint32_t segment = segments_->SegmentOf(extent.addr);
+  const uint64_t offset = extent.addr - sb_.SegmentOffset(segment);
+  std::shared_ptr<Buffer> buffer;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = active_.find(segment);
+    if (it != active_.end()) buffer = it->second;
+  }
+  if (buffer) {
+    std::memcpy(dst, buffer->data.data() + offset + skip, len);
+    return Status::Ok();
+  }
+  const uint64_t stored = AlignUp(extent.length, kBlockSize);
+  AlignedBuffer tmp(stored, /*zero=*/false);
+  CKPTFS_RETURN_IF_ERROR(device_->Read(extent.addr, tmp.data(), stored));
+  if (crc32c::Value(tmp.data(), extent.length) != extent.crc) {
+    return Status::Corruption("checksum mismatch in stored extent at device offset " +
+                              std::to_string(extent.addr) + " (" +
+                              std::to_string(extent.length) + " bytes)");
+  }
+  std::memcpy(dst, tmp.data() + skip, len);
+  return Status::Ok();
+}
+
+Status DataLog::Sync() {
+  std::vector<std::shared_ptr<Buffer>> sealed;
+  std::shared_ptr<Buffer> open;
+  uint64_t end = 0;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!io_error_.ok()) return io_error_;
+    for (auto& [segment, buffer] : active_) {
+      if (buffer->sealed) sealed.push_back(buffer);
+    }
+    if (open_) {
+      open = open_;
+      end = open->fill;
+      changed_.wait(lock, [&] {
+        return open->inflight.empty() || *open->inflight.begin() >= end;
+      });
+    }
+  }
+  if (open) CKPTFS_RETURN_IF_ERROR(WriteUpTo(open.get(), end, /*partial=*/true));
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (flushers_.empty() && !sealed.empty()) {
+      return Status::IOError("data log not started: sealed segments cannot be written");
+    }
+    changed_.wait(lock, [&] {
+      return !io_error_.ok() ||
+             std::all_of(sealed.begin(), sealed.end(), [](auto& b) { return b->retired; });
+    });
+    if (!io_error_.ok()) return io_error_;
+  }
+  return device_->Flush();
+}
+
+Status DataLog::Close() {
+  bool run_inline = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ && flushers_.empty() && sealed_queue_.empty()) return io_error_;
+    if (open_) SealLocked();
+    stopping_ = true;
+    run_inline = flushers_.empty();
+    changed_.notify_all();
+  }
+  if (run_inline) FlusherLoop();
+  for (auto& t : flushers_) t.join();
+  flushers_.clear();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!io_error_.ok()) return io_error_;
+  }
+  return device_->Flush();
+}
+
+DataLogStats DataLog::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+uint64_t DataLog::open_buffer_room() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return open_ ? sb_.segment_size - open_->fill : 0;
+}
+
+}  // namespace ckptfs

@@ -1,0 +1,142 @@
+// DataLog: turns many concurrent writes into whole, aligned, sequential
+// segment writes.
+//
+// Writers append into the open in-memory segment buffer (each append 4 KiB
+// aligned, checksummed as it is copied). A full buffer is sealed and handed
+// to flusher threads, which write it to its segment in one large O_DIRECT
+// write while the next buffer fills; the memory budget bounds how many
+// buffers exist, and writers wait for a free one when all are in use. Sync
+// writes the open buffer's filled prefix too, so fsync never waits for a
+// segment to fill. Reads of data still in a buffer are served from memory.
+//
+// Thread-safe. Lock order: a caller may hold its own locks; mu_ is taken
+// before the SegmentTable's, and a buffer's write_mu is never held with mu_.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "ckptfs/status.h"
+#include "format/superblock.h"
+#include "io/block_device.h"
+#include "log/record.h"
+#include "segment/segment_table.h"
+#include "util/aligned_buffer.h"
+
+namespace ckptfs {
+
+struct DataLogOptions {
+  uint64_t memory_budget = 512ull << 20;  // bytes of segment buffers
+  unsigned flusher_threads = 2;
+};
+
+struct DataLogStats {
+  uint64_t bytes_appended = 0;
+  uint64_t appends = 0;
+  uint64_t segments_written = 0;
+  uint64_t partial_flushes = 0;
+  uint64_t device_bytes_written = 0;
+  uint64_t waits_for_buffer = 0;
+  uint64_t buffers_allocated = 0;
+};
+
+class DataLog {
+ private:
+  struct Buffer;
+
+ public:
+  // Keeps an append's reserved range from being written out (or its segment
+  // retired) until the caller has recorded where the data went. Call Done()
+  // after the extent is in the namespace; the destructor does it otherwise.
+  class Ticket {
+   public:
+    Ticket() = default;
+    Ticket(Ticket&& o) noexcept { *this = std::move(o); }
+    Ticket& operator=(Ticket&& o) noexcept;
+    ~Ticket() { Done(); }
+    const PhysicalExtent& extent() const { return extent_; }
+    void Done();
+
+   private:
+    friend class DataLog;
+    DataLog* log_ = nullptr;
+    std::shared_ptr<Buffer> buffer_;
+    uint64_t start_ = 0;
+    PhysicalExtent extent_;
+  };
+
+  // `device` and `segments` must outlive the log.
+  DataLog(BlockDevice* device, const Superblock& sb, SegmentTable* segments,
+          const DataLogOptions& options);
+  ~DataLog();
+  DataLog(const DataLog&) = delete;
+  DataLog& operator=(const DataLog&) = delete;
+
+  // Starts the flusher threads (after any daemon fork).
+  void Start();
+
+  // Copies data[0, len) into the log; len must be at most segment_size.
+  // NoSpace when no segment can be allocated; IOError after a failed device
+  // write (the log then refuses further appends).
+  Result<Ticket> Append(const void* data, size_t len);
+
+  // Reads len bytes starting `skip` bytes into `extent`, verifying the
+  // extent's checksum when it comes from the device (Corruption on mismatch).
+  Status Read(const PhysicalExtent& extent, uint32_t skip, void* dst, size_t len);
+
+  // Makes every append whose ticket is done durable on the device.
+  Status Sync();
+
+  // Seals and writes everything, stops the flushers. Idempotent.
+  Status Close();
+
+  DataLogStats stats() const;
+  // Bytes still free in the open buffer (counted as free space).
+  uint64_t open_buffer_room() const;
+
+ private:
+  struct Buffer {
+    uint32_t segment = 0;
+    AlignedBuffer data;
+    uint64_t fill = 0;               // reserved bytes (guarded by DataLog::mu_)
+    std::multiset<uint64_t> inflight;  // starts of unfinished tickets (mu_)
+    bool sealed = false;             // mu_
+    bool retired = false;            // written and released (mu_)
+    std::mutex write_mu;             // serializes device writes of this buffer
+    uint64_t flushed = 0;            // bytes on the device (write_mu)
+  };
+
+  void FinishTicket(Buffer* buffer, uint64_t start);
+  Result<std::shared_ptr<Buffer>> NewBufferLocked(std::unique_lock<std::mutex>& lock);
+  void SealLocked();
+  Status WriteUpTo(Buffer* buffer, uint64_t end, bool partial);
+  void FlusherLoop();
+  void RetireLocked(const std::shared_ptr<Buffer>& buffer);
+
+  BlockDevice* const device_;
+  const Superblock sb_;
+  SegmentTable* const segments_;
+  const size_t max_buffers_;
+  const unsigned flusher_count_;
+
+  mutable std::mutex mu_;  // guards everything below and Buffer's mu_ fields
+  std::condition_variable changed_;  // tickets finished, buffers retired, work queued
+  std::shared_ptr<Buffer> open_;
+  std::unordered_map<uint32_t, std::shared_ptr<Buffer>> active_;  // by segment
+  std::deque<std::shared_ptr<Buffer>> sealed_queue_;
+  std::vector<AlignedBuffer> spare_;  // recycled buffer memory
+  size_t buffers_in_use_ = 0;
+  Status io_error_;
+  bool stopping_ = false;
+  DataLogStats stats_;
+  std::vector<std::thread> flushers_;
+};
+
+}  // namespace ckptfs

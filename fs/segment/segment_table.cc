@@ -1,0 +1,126 @@
+// SegmentTable implementation. Allocation walks forward from the last
+// segment handed out, so successive segments land in ascending device order.
+#include "segment/segment_table.h"
+
+#include <algorithm>
+
+namespace ckptfs {
+
+SegmentTable::SegmentTable(const Superblock& sb)
+    : segment_size_(sb.segment_size),
+      data_start_(sb.data_start),
+      reserve_(std::max<uint32_t>(2, sb.segment_count / 64)),
+      segments_(sb.segment_count) {}
+
+void SegmentTable::FinishReplay(const std::vector<uint32_t>& meta_segments) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (uint32_t s : meta_segments) segments_[s].state = SegmentState::kMeta;
+  free_count_ = 0;
+  uint32_t last_used = 0;
+  for (uint32_t i = 0; i < segments_.size(); ++i) {
+    Info& info = segments_[i];
+    info.pending_free = false;
+    if (info.state != SegmentState::kMeta) {
+      info.state = info.live > 0 ? SegmentState::kData : SegmentState::kFree;
+    }
+    if (info.state == SegmentState::kFree) ++free_count_;
+    else last_used = i;
+  }
+  cursor_ = last_used;
+}
+
+Result<uint32_t> SegmentTable::TakeFreeLocked(uint32_t keep_free, SegmentState as) {
+  if (free_count_ <= keep_free) {
+    return Status::NoSpace("no free segment (" + std::to_string(free_count_) + " free, " +
+                           std::to_string(keep_free) + " reserved for metadata)");
+  }
+  const uint32_t n = static_cast<uint32_t>(segments_.size());
+  for (uint32_t step = 1; step <= n; ++step) {
+    uint32_t s = (cursor_ + step) % n;
+    if (segments_[s].state == SegmentState::kFree) {
+      segments_[s] = Info{};
+      segments_[s].state = as;
+      --free_count_;
+      cursor_ = s;
+      return s;
+    }
+  }
+  return Status::NoSpace("free count says free, table says none");  // unreachable
+}
+
+Result<uint32_t> SegmentTable::AllocateData() {
+  std::lock_guard<std::mutex> lock(mu_);
+  CKPTFS_ASSIGN_OR_RETURN(uint32_t s, TakeFreeLocked(reserve_, SegmentState::kData));
+  segments_[s].active = true;
+  return s;
+}
+
+Result<uint32_t> SegmentTable::AllocateMeta() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return TakeFreeLocked(0, SegmentState::kMeta);
+}
+
+void SegmentTable::Deactivate(uint32_t segment) {
+  std::lock_guard<std::mutex> lock(mu_);
+  segments_[segment].active = false;
+  MaybeRetireLocked(segment);
+}
+
+void SegmentTable::MaybeRetireLocked(uint32_t segment) {
+  Info& info = segments_[segment];
+  if (info.state == SegmentState::kData && info.live == 0 && !info.active && !info.pending_free) {
+    info.pending_free = true;
+    info.died_epoch = epoch_;
+  }
+}
+
+void SegmentTable::Referenced(const PhysicalExtent& phys, uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Info& info = segments_[SegmentOf(phys.addr)];
+  info.live += bytes;
+  // A reference revives a segment that was waiting to be freed (replay of a
+  // later write into the same incarnation).
+  info.pending_free = false;
+}
+
+void SegmentTable::Released(const PhysicalExtent& phys, uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint32_t s = SegmentOf(phys.addr);
+  Info& info = segments_[s];
+  info.live -= std::min(info.live, bytes);
+  MaybeRetireLocked(s);
+}
+
+uint64_t SegmentTable::BeginCommit() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return epoch_++;
+}
+
+void SegmentTable::CommitDurable(uint64_t epoch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Info& info : segments_) {
+    if (info.pending_free && info.died_epoch <= epoch && info.live == 0 && !info.active) {
+      info = Info{};
+      ++free_count_;
+    }
+  }
+}
+
+SegmentUsage SegmentTable::Usage() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  SegmentUsage u;
+  u.total = static_cast<uint32_t>(segments_.size());
+  u.reserved = reserve_;
+  for (const Info& info : segments_) {
+    switch (info.state) {
+      case SegmentState::kFree: ++u.free; break;
+      case SegmentState::kData: ++u.data; break;
+      case SegmentState::kMeta: ++u.meta; break;
+    }
+    if (info.pending_free) ++u.pending_free;
+    u.live_bytes += info.live;
+  }
+  return u;
+}
+
+}  // namespace ckptfs

@@ -1,0 +1,52 @@
+// A heap buffer aligned for O_DIRECT I/O, owned and movable.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <utility>
+
+namespace ckptfs {
+
+inline constexpr size_t kBlockSize = 4096;  // device block and O_DIRECT alignment
+
+inline constexpr uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+inline constexpr uint64_t AlignDown(uint64_t v, uint64_t a) { return v / a * a; }
+
+class AlignedBuffer {
+ public:
+  AlignedBuffer() = default;
+  // Allocates `size` bytes aligned to kBlockSize, zero-filled unless `zero`
+  // is false (for buffers about to be overwritten). Throws std::bad_alloc,
+  // which the FUSE edge turns into ENOMEM.
+  explicit AlignedBuffer(size_t size, bool zero = true) : size_(size) {
+    void* p = nullptr;
+    if (size > 0 && posix_memalign(&p, kBlockSize, AlignUp(size, kBlockSize)) != 0) {
+      throw std::bad_alloc();
+    }
+    data_ = static_cast<char*>(p);
+    if (data_ && zero) std::memset(data_, 0, AlignUp(size, kBlockSize));
+  }
+  ~AlignedBuffer() { std::free(data_); }
+  AlignedBuffer(AlignedBuffer&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  AlignedBuffer& operator=(AlignedBuffer&& o) noexcept {
+    std::swap(data_, o.data_);
+    std::swap(size_, o.size_);
+    return *this;
+  }
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+
+  char* data() { return data_; }
+  const char* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  char* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace ckptfs

@@ -1,0 +1,118 @@
+// FileSystem: the ckptfs core as the daemon and the tools see it.
+//
+// Inode-number based, like the FUSE low-level API, but with no FUSE types:
+// errors are Status values and the edge maps them to errno. Every method is
+// thread-safe. Lookup-style calls (Lookup, Create, Mkdir, Mknod, Symlink,
+// Link, and each entry ReadDirPlus returns) add one kernel reference to the
+// returned inode; Forget drops them. An inode with no names left is freed
+// when its last reference and open handle are gone.
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ckptfs/options.h"
+#include "ckptfs/status.h"
+
+namespace ckptfs {
+
+// Which attributes SetAttr changes; the rest of the struct is ignored.
+struct AttrChange {
+  bool set_mode = false, set_uid = false, set_gid = false, set_size = false;
+  bool set_atime = false, set_mtime = false;
+  bool atime_now = false, mtime_now = false;  // use the current time
+  uint32_t mode = 0, uid = 0, gid = 0;
+  uint64_t size = 0;
+  struct timespec atime {};
+  struct timespec mtime {};
+};
+
+struct StoreStats {
+  uint64_t segment_size = 0;
+  uint32_t segments_total = 0;
+  uint32_t segments_free = 0;
+  uint32_t segments_data = 0;
+  uint32_t segments_meta = 0;
+  uint64_t live_bytes = 0;
+  uint64_t inodes = 0;
+  uint64_t bytes_written = 0;   // by users
+  uint64_t device_bytes_written = 0;
+  uint64_t segments_written = 0;
+  uint64_t commits = 0;
+  uint64_t appends = 0;
+};
+
+class FileSystem {
+ public:
+  // Called per entry by ReadDir; return false to stop (buffer full).
+  // `next_cookie` is the position to resume after this entry.
+  using DirFiller = std::function<bool(std::string_view name, const struct stat& st,
+                                       uint64_t next_cookie)>;
+
+  // Opens a store formatted by Format, replaying its metadata log. The
+  // background threads start with Start(), so a daemon can fork in between.
+  static Result<std::unique_ptr<FileSystem>> Open(const std::string& path,
+                                                  const MountOptions& options);
+  // Formats `path` (see FormatOptions).
+  static Status Format(const std::string& path, const FormatOptions& options);
+
+  virtual ~FileSystem() = default;
+
+  virtual void Start() = 0;
+  // Writes everything buffered, commits and stops. After Close only the
+  // destructor may be called.
+  virtual Status Close() = 0;
+
+  virtual Result<struct stat> Lookup(uint64_t parent, std::string_view name) = 0;
+  virtual void Forget(uint64_t ino, uint64_t count) = 0;
+  virtual Result<struct stat> GetAttr(uint64_t ino) = 0;
+  virtual Result<struct stat> SetAttr(uint64_t ino, const AttrChange& change) = 0;
+
+  virtual Result<struct stat> Create(uint64_t parent, std::string_view name, uint32_t mode,
+                                     uint32_t uid, uint32_t gid) = 0;
+  virtual Result<struct stat> Mkdir(uint64_t parent, std::string_view name, uint32_t mode,
+                                    uint32_t uid, uint32_t gid) = 0;
+  virtual Result<struct stat> Symlink(uint64_t parent, std::string_view name,
+                                      std::string_view target, uint32_t uid, uint32_t gid) = 0;
+  virtual Result<struct stat> Link(uint64_t ino, uint64_t new_parent, std::string_view name) = 0;
+  virtual Result<std::string> ReadLink(uint64_t ino) = 0;
+  virtual Status Unlink(uint64_t parent, std::string_view name) = 0;
+  virtual Status Rmdir(uint64_t parent, std::string_view name) = 0;
+  // flags: 0, RENAME_NOREPLACE or RENAME_EXCHANGE.
+  virtual Status Rename(uint64_t parent, std::string_view name, uint64_t new_parent,
+                        std::string_view new_name, uint32_t flags) = 0;
+
+  // Open handles keep an unlinked file's data readable until released.
+  virtual Status OpenFile(uint64_t ino) = 0;
+  virtual void ReleaseFile(uint64_t ino) = 0;
+  // Returns the bytes read (short at end of file).
+  virtual Result<size_t> Read(uint64_t ino, uint64_t offset, size_t size, char* buf) = 0;
+  virtual Result<size_t> Write(uint64_t ino, uint64_t offset, const char* data, size_t size) = 0;
+  // Makes everything written so far (all files, all metadata) durable.
+  virtual Status Sync() = 0;
+  // mode 0 only: extends the file to offset + length if shorter.
+  virtual Status Fallocate(uint64_t ino, int mode, uint64_t offset, uint64_t length) = 0;
+
+  // Lists entries after `cookie` (0 starts with "." and ".."). With `plus`
+  // each entry's attributes are filled and one reference is added to it.
+  virtual Status ReadDir(uint64_t ino, uint64_t cookie, bool plus, const DirFiller& fill) = 0;
+
+  virtual Status SetXattr(uint64_t ino, std::string_view name, std::string_view value,
+                          int flags) = 0;
+  virtual Result<std::string> GetXattr(uint64_t ino, std::string_view name) = 0;
+  // Names, each followed by a NUL, as listxattr(2) returns them.
+  virtual Result<std::string> ListXattr(uint64_t ino) = 0;
+  virtual Status RemoveXattr(uint64_t ino, std::string_view name) = 0;
+
+  virtual struct statvfs StatFs() = 0;
+  virtual StoreStats Stats() = 0;
+};
+
+}  // namespace ckptfs

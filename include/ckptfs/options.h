@@ -1,0 +1,28 @@
+// Options for formatting and mounting a ckptfs store.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace ckptfs {
+
+struct FormatOptions {
+  // Bytes to format; 0 means the whole existing file or device. A regular
+  // file is created or grown (sparse) to this size.
+  uint64_t size = 0;
+  uint64_t segment_size = 32ull << 20;
+  // Overwrite a store that already holds a ckptfs superblock.
+  bool force = false;
+};
+
+struct MountOptions {
+  uint64_t memory_budget = 512ull << 20;  // segment buffers in flight
+  unsigned flusher_threads = 2;
+  // A background commit makes data durable at least this often, as ext4's
+  // journal commit does; fsync commits at once.
+  uint32_t commit_interval_ms = 5000;
+  bool direct_io = true;
+  bool use_uring = true;
+};
+
+}  // namespace ckptfs

@@ -1,0 +1,363 @@
+// FUSE low-level handlers: argument unpacking, one core call, one reply.
+// Exceptions (std::bad_alloc from buffers) stop here and become ENOMEM.
+#include "fuse_ops.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/xattr.h>
+
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "ckptfs/filesystem.h"
+#include "errno_map.h"
+
+namespace ckptfs {
+namespace {
+
+FuseContext& Ctx(fuse_req_t req) { return *static_cast<FuseContext*>(fuse_req_userdata(req)); }
+FileSystem& Fs(fuse_req_t req) { return *Ctx(req).fs; }
+
+// Runs `body`, turning an escaped exception into an error reply.
+template <typename Body>
+void Guard(fuse_req_t req, Body&& body) {
+  try {
+    body();
+  } catch (const std::bad_alloc&) {
+    fuse_reply_err(req, ENOMEM);
+  } catch (const std::exception& e) {
+    spdlog::error("FUSE handler failed: {}", e.what());
+    fuse_reply_err(req, EIO);
+  }
+}
+
+void ReplyStatus(fuse_req_t req, const Status& s) { fuse_reply_err(req, ToErrno(s)); }
+
+fuse_entry_param EntryOf(fuse_req_t req, const struct stat& st) {
+  fuse_entry_param e{};
+  e.ino = st.st_ino;
+  e.generation = 0;  // inode numbers are never reused, so one generation suffices
+  e.attr = st;
+  e.attr_timeout = Ctx(req).settings.attr_timeout;
+  e.entry_timeout = Ctx(req).settings.entry_timeout;
+  return e;
+}
+
+void ReplyEntry(fuse_req_t req, const Result<struct stat>& r) {
+  if (!r.ok()) return ReplyStatus(req, r.status());
+  fuse_entry_param e = EntryOf(req, *r);
+  fuse_reply_entry(req, &e);
+}
+
+void Init(void* userdata, fuse_conn_info* conn) {
+  auto* ctx = static_cast<FuseContext*>(userdata);
+  const FuseSettings& s = ctx->settings;
+  if (s.writeback_cache && (conn->capable & FUSE_CAP_WRITEBACK_CACHE)) {
+    conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+  }
+  if (conn->capable & FUSE_CAP_PARALLEL_DIROPS) conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+  if (conn->capable & FUSE_CAP_ASYNC_DIO) conn->want |= FUSE_CAP_ASYNC_DIO;
+  conn->max_write = s.max_write;
+  conn->max_readahead = s.max_write;
+  conn->max_background = s.max_background;
+  conn->congestion_threshold = s.max_background * 3 / 4;
+}
+
+void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  Guard(req, [&] {
+    auto r = Fs(req).Lookup(parent, name);
+    if (!r.ok() && r.status().IsNotFound()) {
+      // A negative entry with a timeout lets the kernel cache the miss.
+      fuse_entry_param e{};
+      e.entry_timeout = Ctx(req).settings.entry_timeout;
+      fuse_reply_entry(req, &e);
+      return;
+    }
+    ReplyEntry(req, r);
+  });
+}
+
+void Forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
+  Fs(req).Forget(ino, nlookup);
+  fuse_reply_none(req);
+}
+
+void ForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
+  for (size_t i = 0; i < count; ++i) Fs(req).Forget(forgets[i].ino, forgets[i].nlookup);
+  fuse_reply_none(req);
+}
+
+void GetAttr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  Guard(req, [&] {
+    auto r = Fs(req).GetAttr(ino);
+    if (!r.ok()) return ReplyStatus(req, r.status());
+    fuse_reply_attr(req, &*r, Ctx(req).settings.attr_timeout);
+  });
+}
+
+void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info*) {
+  Guard(req, [&] {
+    AttrChange c;
+    c.set_mode = to_set & FUSE_SET_ATTR_MODE;
+    c.set_uid = to_set & FUSE_SET_ATTR_UID;
+    c.set_gid = to_set & FUSE_SET_ATTR_GID;
+    c.set_size = to_set & FUSE_SET_ATTR_SIZE;
+    c.set_atime = to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW);
+    c.set_mtime = to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW);
+    c.atime_now = to_set & FUSE_SET_ATTR_ATIME_NOW;
+    c.mtime_now = to_set & FUSE_SET_ATTR_MTIME_NOW;
+    c.mode = attr->st_mode;
+    c.uid = attr->st_uid;
+    c.gid = attr->st_gid;
+    c.size = static_cast<uint64_t>(attr->st_size);
+    c.atime = attr->st_atim;
+    c.mtime = attr->st_mtim;
+    auto r = Fs(req).SetAttr(ino, c);
+    if (!r.ok()) return ReplyStatus(req, r.status());
+    fuse_reply_attr(req, &*r, Ctx(req).settings.attr_timeout);
+  });
+}
+
+void ReadLink(fuse_req_t req, fuse_ino_t ino) {
+  Guard(req, [&] {
+    auto r = Fs(req).ReadLink(ino);
+    if (!r.ok()) return ReplyStatus(req, r.status());
+    fuse_reply_readlink(req, r->c_str());
+  });
+}
+
+void Mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
+  Guard(req, [&] {
+    const fuse_ctx* who = fuse_req_ctx(req);
+    if (!S_ISREG(mode) && !S_ISFIFO(mode) && !S_ISSOCK(mode)) {
+      // Device nodes on a checkpoint store are a mistake or an attack.
+      return (void)fuse_reply_err(req, EPERM);
+    }
+    ReplyEntry(req, Fs(req).Create(parent, name, mode, who->uid, who->gid));
+  });
+}
+
+void Mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
+  Guard(req, [&] {
+    const fuse_ctx* who = fuse_req_ctx(req);
+    ReplyEntry(req, Fs(req).Mkdir(parent, name, mode, who->uid, who->gid));
+  });
+}
+
+void Unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  Guard(req, [&] { ReplyStatus(req, Fs(req).Unlink(parent, name)); });
+}
+
+void Rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  Guard(req, [&] { ReplyStatus(req, Fs(req).Rmdir(parent, name)); });
+}
+
+void Symlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* name) {
+  Guard(req, [&] {
+    const fuse_ctx* who = fuse_req_ctx(req);
+    ReplyEntry(req, Fs(req).Symlink(parent, name, target, who->uid, who->gid));
+  });
+}
+
+void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t new_parent,
+            const char* new_name, unsigned int flags) {
+  Guard(req, [&] { ReplyStatus(req, Fs(req).Rename(parent, name, new_parent, new_name, flags)); });
+}
+
+void Link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t new_parent, const char* new_name) {
+  Guard(req, [&] { ReplyEntry(req, Fs(req).Link(ino, new_parent, new_name)); });
+}
+
+void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  Guard(req, [&] {
+    Status s = Fs(req).OpenFile(ino);
+    if (!s.ok()) return ReplyStatus(req, s);
+    // Only this mount changes the store, so cached pages stay valid.
+    fi->keep_cache = 1;
+    fuse_reply_open(req, fi);
+  });
+}
+
+void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
+  Guard(req, [&] {
+    const fuse_ctx* who = fuse_req_ctx(req);
+    auto r = Fs(req).Create(parent, name, mode, who->uid, who->gid);
+    if (!r.ok()) return ReplyStatus(req, r.status());
+    Status s = Fs(req).OpenFile(r->st_ino);
+    if (!s.ok()) return ReplyStatus(req, s);
+    fi->keep_cache = 1;
+    fuse_entry_param e = EntryOf(req, *r);
+    fuse_reply_create(req, &e, fi);
+  });
+}
+
+void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+  Guard(req, [&] {
+    std::unique_ptr<char[]> buf(new char[size]);
+    auto r = Fs(req).Read(ino, static_cast<uint64_t>(off), size, buf.get());
+    if (!r.ok()) return ReplyStatus(req, r.status());
+    fuse_reply_buf(req, buf.get(), *r);
+  });
+}
+
+void Write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_t off,
+           fuse_file_info*) {
+  Guard(req, [&] {
+    auto r = Fs(req).Write(ino, static_cast<uint64_t>(off), data, size);
+    if (!r.ok()) return ReplyStatus(req, r.status());
+    fuse_reply_write(req, *r);
+  });
+}
+
+void Flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) {
+  // close() is not a durability point; the kernel has already sent the
+  // file's dirty pages, and their errors came back on those writes.
+  fuse_reply_err(req, 0);
+}
+
+void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  Fs(req).ReleaseFile(ino);
+  fuse_reply_err(req, 0);
+}
+
+void Fsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) {
+  Guard(req, [&] { ReplyStatus(req, Fs(req).Sync()); });
+}
+
+void OpenDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  Guard(req, [&] {
+    auto r = Fs(req).GetAttr(ino);
+    if (!r.ok()) return ReplyStatus(req, r.status());
+    if (!S_ISDIR(r->st_mode)) return (void)fuse_reply_err(req, ENOTDIR);
+    fuse_reply_open(req, fi);
+  });
+}
+
+void DoReadDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus) {
+  Guard(req, [&] {
+    std::unique_ptr<char[]> buf(new char[size]);
+    size_t used = 0;
+    auto fill = [&](std::string_view name, const struct stat& st, uint64_t next) {
+      std::string n(name);
+      size_t room = size - used;
+      size_t need;
+      if (plus) {
+        fuse_entry_param e = EntryOf(req, st);
+        // "." and ".." carry no kernel reference.
+        if (n == "." || n == "..") {
+          e.ino = 0;
+          e.attr_timeout = e.entry_timeout = 0;
+        }
+        need = fuse_add_direntry_plus(req, buf.get() + used, room, n.c_str(), &e,
+                                      static_cast<off_t>(next));
+      } else {
+        need = fuse_add_direntry(req, buf.get() + used, room, n.c_str(), &st,
+                                 static_cast<off_t>(next));
+      }
+      if (need > room) return false;
+      used += need;
+      return true;
+    };
+    Status s = Fs(req).ReadDir(ino, static_cast<uint64_t>(off), plus, fill);
+    if (!s.ok()) return ReplyStatus(req, s);
+    fuse_reply_buf(req, buf.get(), used);
+  });
+}
+
+void ReadDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+  DoReadDir(req, ino, size, off, false);
+}
+
+void ReadDirPlus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+  DoReadDir(req, ino, size, off, true);
+}
+
+void ReleaseDir(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
+
+void FsyncDir(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) {
+  Guard(req, [&] { ReplyStatus(req, Fs(req).Sync()); });
+}
+
+void StatFs(fuse_req_t req, fuse_ino_t) {
+  Guard(req, [&] {
+    struct statvfs sv = Fs(req).StatFs();
+    fuse_reply_statfs(req, &sv);
+  });
+}
+
+void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
+              int flags) {
+  Guard(req, [&] {
+    ReplyStatus(req, Fs(req).SetXattr(ino, name, std::string_view(value, size), flags));
+  });
+}
+
+// getxattr and listxattr share the size protocol: 0 asks for the length.
+void ReplySized(fuse_req_t req, const Result<std::string>& r, size_t size) {
+  if (!r.ok()) return ReplyStatus(req, r.status());
+  if (size == 0) return (void)fuse_reply_xattr(req, r->size());
+  if (size < r->size()) return (void)fuse_reply_err(req, ERANGE);
+  fuse_reply_buf(req, r->data(), r->size());
+}
+
+void GetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
+  Guard(req, [&] { ReplySized(req, Fs(req).GetXattr(ino, name), size); });
+}
+
+void ListXattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  Guard(req, [&] { ReplySized(req, Fs(req).ListXattr(ino), size); });
+}
+
+void RemoveXattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
+  Guard(req, [&] { ReplyStatus(req, Fs(req).RemoveXattr(ino, name)); });
+}
+
+void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
+               fuse_file_info*) {
+  Guard(req, [&] {
+    ReplyStatus(req, Fs(req).Fallocate(ino, mode, static_cast<uint64_t>(offset),
+                                       static_cast<uint64_t>(length)));
+  });
+}
+
+}  // namespace
+
+fuse_lowlevel_ops MakeFuseOperations() {
+  fuse_lowlevel_ops ops{};
+  ops.init = Init;
+  ops.lookup = Lookup;
+  ops.forget = Forget;
+  ops.forget_multi = ForgetMulti;
+  ops.getattr = GetAttr;
+  ops.setattr = SetAttr;
+  ops.readlink = ReadLink;
+  ops.mknod = Mknod;
+  ops.mkdir = Mkdir;
+  ops.unlink = Unlink;
+  ops.rmdir = Rmdir;
+  ops.symlink = Symlink;
+  ops.rename = Rename;
+  ops.link = Link;
+  ops.open = Open;
+  ops.create = Create;
+  ops.read = Read;
+  ops.write = Write;
+  ops.flush = Flush;
+  ops.release = Release;
+  ops.fsync = Fsync;
+  ops.opendir = OpenDir;
+  ops.readdir = ReadDir;
+  ops.readdirplus = ReadDirPlus;
+  ops.releasedir = ReleaseDir;
+  ops.fsyncdir = FsyncDir;
+  ops.statfs = StatFs;
+  ops.setxattr = SetXattr;
+  ops.getxattr = GetXattr;
+  ops.listxattr = ListXattr;
+  ops.removexattr = RemoveXattr;
+  ops.fallocate = Fallocate;
+  return ops;
+}
+
+}  // namespace ckptfs

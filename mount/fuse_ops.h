@@ -1,0 +1,28 @@
+// The FUSE low-level operation table for ckptfs. Each handler checks its
+// arguments, calls the core FileSystem (the session's userdata) and sends
+// exactly one reply; no filesystem logic lives here.
+#pragma once
+
+#define FUSE_USE_VERSION 314
+#include <fuse_lowlevel.h>
+
+namespace ckptfs {
+
+struct FuseSettings {
+  double entry_timeout = 1.0;  // seconds the kernel may cache names
+  double attr_timeout = 1.0;   // seconds the kernel may cache attributes
+  bool writeback_cache = true;
+  unsigned max_write = 1 << 20;
+  unsigned max_background = 64;  // async writeback requests the kernel keeps in flight
+};
+
+// The FileSystem and settings the handlers reach through fuse_req_userdata.
+class FileSystem;
+struct FuseContext {
+  FileSystem* fs;
+  FuseSettings settings;
+};
+
+fuse_lowlevel_ops MakeFuseOperations();
+
+}  // namespace ckptfs

@@ -1,0 +1,156 @@
+// MountConfig parsing with fuse_opt: every ckptfs option is matched by a
+// template, stored as text, then converted and range-checked here so a bad
+// value is refused with the option's name.
+#include "mount_config.h"
+
+#include "util/size.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace ckptfs {
+namespace {
+
+struct RawOptions {
+  char* memory = nullptr;
+  char* flushers = nullptr;
+  char* commit_interval = nullptr;
+  char* attr_timeout = nullptr;
+  char* entry_timeout = nullptr;
+  char* log_level = nullptr;
+  char* log_file = nullptr;
+  char* io = nullptr;
+  int no_writeback_cache = 0;
+  int nonempty = 0;
+  int positional = 0;
+  char* store = nullptr;
+};
+
+#define CKPTFS_OPT(t, p) {t, offsetof(RawOptions, p), 1}
+const fuse_opt kOptionSpecs[] = {
+    CKPTFS_OPT("memory=%s", memory),
+    CKPTFS_OPT("flushers=%s", flushers),
+    CKPTFS_OPT("commit_interval=%s", commit_interval),
+    CKPTFS_OPT("attr_timeout=%s", attr_timeout),
+    CKPTFS_OPT("entry_timeout=%s", entry_timeout),
+    CKPTFS_OPT("log_level=%s", log_level),
+    CKPTFS_OPT("log_file=%s", log_file),
+    CKPTFS_OPT("io=%s", io),
+    CKPTFS_OPT("no_writeback_cache", no_writeback_cache),
+    CKPTFS_OPT("nonempty", nonempty),
+    FUSE_OPT_END,
+};
+#undef CKPTFS_OPT
+
+// The first positional argument is the store; the second (the mountpoint)
+// stays for fuse_parse_cmdline.
+int KeepMountpoint(void* data, const char* arg, int key, fuse_args*) {
+  auto* raw = static_cast<RawOptions*>(data);
+  if (key != FUSE_OPT_KEY_NONOPT) return 1;
+  if (raw->positional++ == 0) {
+    raw->store = strdup(arg);
+    return 0;
+  }
+  return 1;
+}
+
+Result<double> ParseSeconds(const char* name, const char* text) {
+  char* end = nullptr;
+  double v = std::strtod(text, &end);
+  if (end == text || *end != '\0' || v < 0 || v > 86400) {
+    return Status::Invalid(std::string("option ") + name + "=" + text +
+                           ": expected seconds between 0 and 86400");
+  }
+  return v;
+}
+
+Result<uint64_t> ParseCount(const char* name, const char* text, uint64_t lo, uint64_t hi) {
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(text, &end, 10);
+  if (end == text || *end != '\0' || errno != 0 || v < lo || v > hi) {
+    return Status::Invalid(std::string("option ") + name + "=" + text + ": expected a number from " +
+                           std::to_string(lo) + " to " + std::to_string(hi));
+  }
+  return static_cast<uint64_t>(v);
+}
+
+}  // namespace
+
+Status ParseMountConfig(fuse_args* args, MountConfig* config) {
+  RawOptions raw;
+  if (fuse_opt_parse(args, &raw, kOptionSpecs, KeepMountpoint) != 0) {
+    return Status::Invalid("cannot parse options");
+  }
+  Status status;
+  auto take = [&](char*& field, auto&& apply) {
+    if (field && status.ok()) status = apply(field);
+    free(field);
+    field = nullptr;
+  };
+  take(raw.store, [&](const char* v) { config->store_path = v; return Status::Ok(); });
+  take(raw.memory, [&](const char* v) -> Status {
+    auto r = ParseSize(v);
+    if (!r.ok() || *r < (64ull << 20)) {
+      return Status::Invalid(std::string("option memory=") + v + ": expected a size of at least 64M");
+    }
+    config->mount.memory_budget = *r;
+    return Status::Ok();
+  });
+  take(raw.flushers, [&](const char* v) -> Status {
+    CKPTFS_ASSIGN_OR_RETURN(uint64_t n, ParseCount("flushers", v, 1, 16));
+    config->mount.flusher_threads = static_cast<unsigned>(n);
+    return Status::Ok();
+  });
+  take(raw.commit_interval, [&](const char* v) -> Status {
+    CKPTFS_ASSIGN_OR_RETURN(uint64_t n, ParseCount("commit_interval", v, 10, 600000));
+    config->mount.commit_interval_ms = static_cast<uint32_t>(n);
+    return Status::Ok();
+  });
+  take(raw.attr_timeout, [&](const char* v) -> Status {
+    CKPTFS_ASSIGN_OR_RETURN(config->fuse.attr_timeout, ParseSeconds("attr_timeout", v));
+    return Status::Ok();
+  });
+  take(raw.entry_timeout, [&](const char* v) -> Status {
+    CKPTFS_ASSIGN_OR_RETURN(config->fuse.entry_timeout, ParseSeconds("entry_timeout", v));
+    return Status::Ok();
+  });
+  take(raw.log_level, [&](const char* v) -> Status {
+    static constexpr const char* kLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+    for (const char* level : kLevels) {
+      if (std::strcmp(v, level) == 0) {
+        config->log_level = v;
+        return Status::Ok();
+      }
+    }
+    return Status::Invalid(std::string("option log_level=") + v +
+                           ": expected trace, debug, info, warn, error, critical or off");
+  });
+  take(raw.log_file, [&](const char* v) { config->log_file = v; return Status::Ok(); });
+  take(raw.io, [&](const char* v) -> Status {
+    if (std::strcmp(v, "uring") == 0) config->mount.use_uring = true;
+    else if (std::strcmp(v, "posix") == 0) config->mount.use_uring = false;
+    else return Status::Invalid(std::string("option io=") + v + ": expected uring or posix");
+    return Status::Ok();
+  });
+  config->fuse.writeback_cache = !raw.no_writeback_cache;
+  config->allow_nonempty = raw.nonempty;
+  return status;
+}
+
+const char* MountOptionsHelp() {
+  return "ckptfs options:\n"
+         "    -o memory=SIZE         segment buffer budget (default 512M)\n"
+         "    -o flushers=N          segment writer threads (default 2)\n"
+         "    -o commit_interval=MS  background commit period (default 5000)\n"
+         "    -o attr_timeout=S      kernel attribute cache seconds (default 1)\n"
+         "    -o entry_timeout=S     kernel name cache seconds (default 1)\n"
+         "    -o io=uring|posix      device write path (default uring)\n"
+         "    -o no_writeback_cache  send every write to the daemon at once\n"
+         "    -o log_level=LEVEL     trace, debug, info, warn, error, critical, off\n"
+         "    -o log_file=PATH       log here instead of stderr/syslog\n"
+         "    -o nonempty            allow mounting over a non-empty directory\n";
+}
+
+}  // namespace ckptfs

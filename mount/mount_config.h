@@ -1,0 +1,28 @@
+// MountConfig: the daemon's command line, ckptfs's own -o options pulled
+// out before libfuse sees the rest (libfuse then refuses what neither knows).
+#pragma once
+
+#include <string>
+
+#include "ckptfs/options.h"
+#include "ckptfs/status.h"
+#include "fuse_ops.h"
+
+namespace ckptfs {
+
+struct MountConfig {
+  std::string store_path;
+  MountOptions mount;
+  FuseSettings fuse;
+  std::string log_level = "info";
+  std::string log_file;  // empty: stderr in the foreground, syslog when daemonized
+  bool allow_nonempty = false;
+};
+
+// Parses and removes ckptfs's options from `args`. Invalid names the option.
+Status ParseMountConfig(fuse_args* args, MountConfig* config);
+
+// Help text for ckptfs's own options.
+const char* MountOptionsHelp();
+
+}  // namespace ckptfs
