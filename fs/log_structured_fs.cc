@@ -297,7 +297,10 @@ Result<struct stat> LogStructuredFs::SetAttr(uint64_t ino, const AttrChange& cha
     r.valid |= record::SetAttr::kMtime;
     r.mtime_ns = change.mtime_now ? now : ToNs(change.mtime);
   }
-  if (r.valid != record::SetAttr::kCtime || !change.set_size) CKPTFS_RETURN_IF_ERROR(Mutate(r));
+  if (change.set_ctime) r.ctime_ns = ToNs(change.ctime);
+  if (r.valid != record::SetAttr::kCtime || !change.set_size || change.set_ctime) {
+    CKPTFS_RETURN_IF_ERROR(Mutate(r));
+  }
   return StatOf(*node);
 }
 

@@ -105,6 +105,7 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse
     c.set_size = to_set & FUSE_SET_ATTR_SIZE;
     c.set_atime = to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW);
     c.set_mtime = to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW);
+    c.set_ctime = to_set & FUSE_SET_ATTR_CTIME;
     c.atime_now = to_set & FUSE_SET_ATTR_ATIME_NOW;
     c.mtime_now = to_set & FUSE_SET_ATTR_MTIME_NOW;
     c.mode = attr->st_mode;
@@ -113,6 +114,7 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse
     c.size = static_cast<uint64_t>(attr->st_size);
     c.atime = attr->st_atim;
     c.mtime = attr->st_mtim;
+    c.ctime = attr->st_ctim;
     auto r = Fs(req).SetAttr(ino, c);
     if (!r.ok()) return ReplyStatus(req, r.status());
     fuse_reply_attr(req, &*r, Ctx(req).settings.attr_timeout);

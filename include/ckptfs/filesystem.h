@@ -27,11 +27,14 @@ namespace ckptfs {
 struct AttrChange {
   bool set_mode = false, set_uid = false, set_gid = false, set_size = false;
   bool set_atime = false, set_mtime = false;
+  // With the writeback cache the kernel keeps ctime itself and sends it.
+  bool set_ctime = false;
   bool atime_now = false, mtime_now = false;  // use the current time
   uint32_t mode = 0, uid = 0, gid = 0;
   uint64_t size = 0;
   struct timespec atime {};
   struct timespec mtime {};
+  struct timespec ctime {};
 };
 
 struct StoreStats {

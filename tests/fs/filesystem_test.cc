@@ -1,0 +1,263 @@
+// The core FileSystem over a real backing file: operations, remount and
+// space reuse, without FUSE in the way.
+#include "ckptfs/filesystem.h"
+
+#include <gtest/gtest.h>
+#include <linux/fs.h>
+#include <sys/xattr.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <random>
+
+namespace ckptfs {
+namespace {
+
+class FileSystemTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/ckptfs-fs-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    store_ = dir_ + "/store.img";
+  }
+  void TearDown() override {
+    fs_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void Format(uint64_t size, uint64_t segment = 2 << 20) {
+    FormatOptions f;
+    f.size = size;
+    f.segment_size = segment;
+    Status s = FileSystem::Format(store_, f);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  void Mount() {
+    MountOptions m;
+    m.memory_budget = 16 << 20;
+    auto r = FileSystem::Open(store_, m);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    fs_ = std::move(r).value();
+    fs_->Start();
+  }
+  void Remount() {
+    ASSERT_TRUE(fs_->Close().ok());
+    fs_.reset();
+    Mount();
+  }
+
+  uint64_t MakeFile(std::string_view name, const std::string& content, uint64_t parent = 1) {
+    auto st = fs_->Create(parent, name, 0644, 0, 0);
+    EXPECT_TRUE(st.ok()) << st.status().ToString();
+    if (!st.ok()) return 0;
+    auto w = fs_->Write(st->st_ino, 0, content.data(), content.size());
+    EXPECT_TRUE(w.ok()) << w.status().ToString();
+    return st->st_ino;
+  }
+  std::string ReadAll(uint64_t ino) {
+    auto st = fs_->GetAttr(ino);
+    EXPECT_TRUE(st.ok());
+    std::string out(static_cast<size_t>(st->st_size), '\0');
+    auto r = fs_->Read(ino, 0, out.size(), out.data());
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return out;
+  }
+  static std::string Random(size_t n, uint32_t seed) {
+    std::mt19937 gen(seed);
+    std::string s(n, '\0');
+    for (char& c : s) c = static_cast<char>(gen());
+    return s;
+  }
+
+  std::string dir_, store_;
+  std::unique_ptr<FileSystem> fs_;
+};
+
+TEST_F(FileSystemTest, WrittenFilesSurviveRemount) {
+  Format(64 << 20);
+  Mount();
+  std::string big = Random(3 << 20, 1);
+  uint64_t ino = MakeFile("big", big);
+  ASSERT_TRUE(fs_->Mkdir(1, "sub", 0755, 0, 0).ok());
+  Remount();
+  auto st = fs_->Lookup(1, "big");
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->st_ino, ino);
+  EXPECT_EQ(ReadAll(ino), big);
+  EXPECT_TRUE(fs_->Lookup(1, "sub").ok());
+}
+
+TEST_F(FileSystemTest, OverwritesAndSparseRangesReadBackExactly) {
+  Format(64 << 20);
+  Mount();
+  uint64_t ino = MakeFile("f", std::string(10000, 'a'));
+  std::string mid(3000, 'b');
+  ASSERT_TRUE(fs_->Write(ino, 2500, mid.data(), mid.size()).ok());
+  ASSERT_TRUE(fs_->Write(ino, 20000, "z", 1).ok());  // leaves a hole
+  std::string want(20001, '\0');
+  std::fill(want.begin(), want.begin() + 10000, 'a');
+  std::fill(want.begin() + 2500, want.begin() + 5500, 'b');
+  want[20000] = 'z';
+  EXPECT_EQ(ReadAll(ino), want);
+  Remount();
+  EXPECT_EQ(ReadAll(ino), want);
+}
+
+TEST_F(FileSystemTest, TruncateDownThenUpReadsZeros) {
+  Format(64 << 20);
+  Mount();
+  uint64_t ino = MakeFile("f", std::string(8192, 'x'));
+  AttrChange c;
+  c.set_size = true;
+  c.size = 100;
+  ASSERT_TRUE(fs_->SetAttr(ino, c).ok());
+  c.size = 8192;
+  ASSERT_TRUE(fs_->SetAttr(ino, c).ok());
+  std::string want(8192, '\0');
+  std::fill(want.begin(), want.begin() + 100, 'x');
+  EXPECT_EQ(ReadAll(ino), want);
+}
+
+TEST_F(FileSystemTest, UnlinkedOpenFileStaysReadableUntilReleased) {
+  Format(64 << 20);
+  Mount();
+  std::string data = Random(100000, 2);
+  uint64_t ino = MakeFile("f", data);
+  ASSERT_TRUE(fs_->OpenFile(ino).ok());
+  fs_->Forget(ino, 1);  // the kernel's lookup from Create
+  ASSERT_TRUE(fs_->Unlink(1, "f").ok());
+  EXPECT_TRUE(fs_->Lookup(1, "f").status().IsNotFound());
+  EXPECT_EQ(ReadAll(ino), data);
+  fs_->ReleaseFile(ino);
+  EXPECT_TRUE(fs_->GetAttr(ino).status().IsNotFound());
+}
+
+TEST_F(FileSystemTest, RenameReplacesAndExchanges) {
+  Format(64 << 20);
+  Mount();
+  uint64_t a = MakeFile("a", "AAA");
+  uint64_t b = MakeFile("b", "BBB");
+  EXPECT_EQ(fs_->Rename(1, "a", 1, "b", RENAME_NOREPLACE).code(), Status::Code::kExists);
+  ASSERT_TRUE(fs_->Rename(1, "a", 1, "b", RENAME_EXCHANGE).ok());
+  EXPECT_EQ(fs_->Lookup(1, "a")->st_ino, b);
+  EXPECT_EQ(fs_->Lookup(1, "b")->st_ino, a);
+  ASSERT_TRUE(fs_->Rename(1, "a", 1, "b", 0).ok());
+  EXPECT_TRUE(fs_->Lookup(1, "a").status().IsNotFound());
+  EXPECT_EQ(ReadAll(fs_->Lookup(1, "b")->st_ino), "BBB");
+  Remount();
+  EXPECT_EQ(ReadAll(fs_->Lookup(1, "b")->st_ino), "BBB");
+}
+
+TEST_F(FileSystemTest, DirectoryRulesHold) {
+  Format(64 << 20);
+  Mount();
+  auto d = fs_->Mkdir(1, "d", 0755, 0, 0);
+  ASSERT_TRUE(d.ok());
+  auto inner = fs_->Mkdir(d->st_ino, "inner", 0755, 0, 0);
+  ASSERT_TRUE(inner.ok());
+  EXPECT_EQ(fs_->GetAttr(d->st_ino)->st_nlink, 3u);
+  EXPECT_EQ(fs_->Rmdir(1, "d").code(), Status::Code::kNotEmpty);
+  EXPECT_EQ(fs_->Rename(1, "d", inner->st_ino, "loop", 0).code(), Status::Code::kInvalid);
+  EXPECT_EQ(fs_->Unlink(1, "d").code(), Status::Code::kIsDirectory);
+  ASSERT_TRUE(fs_->Rmdir(d->st_ino, "inner").ok());
+  ASSERT_TRUE(fs_->Rmdir(1, "d").ok());
+  EXPECT_EQ(fs_->GetAttr(1)->st_nlink, 2u);
+}
+
+TEST_F(FileSystemTest, FullStoreSaysNoSpaceAndRecoversAfterDelete) {
+  Format(32 << 20);  // 15 segments of 2 MiB, a few reserved
+  Mount();
+  std::string chunk = Random(1 << 20, 3);
+  auto st = fs_->Create(1, "filler", 0644, 0, 0);
+  ASSERT_TRUE(st.ok());
+  uint64_t keep = MakeFile("keep", "precious");
+  Status last;
+  uint64_t off = 0;
+  for (int i = 0; i < 64; ++i, off += chunk.size()) {
+    auto w = fs_->Write(st->st_ino, off, chunk.data(), chunk.size());
+    if (!w.ok()) {
+      last = w.status();
+      break;
+    }
+  }
+  ASSERT_TRUE(last.IsNoSpace()) << last.ToString();
+  EXPECT_EQ(ReadAll(keep), "precious");
+  fs_->Forget(st->st_ino, 1);
+  ASSERT_TRUE(fs_->Unlink(1, "filler").ok());
+  uint64_t again = MakeFile("again", chunk);
+  EXPECT_EQ(ReadAll(again), chunk);
+  Remount();
+  EXPECT_EQ(ReadAll(fs_->Lookup(1, "keep")->st_ino), "precious");
+  EXPECT_EQ(ReadAll(fs_->Lookup(1, "again")->st_ino), chunk);
+}
+
+TEST_F(FileSystemTest, SpaceOfDeletedFilesIsReused) {
+  Format(64 << 20);
+  Mount();
+  std::string chunk = Random(4 << 20, 4);
+  // Write and delete far more than the store holds.
+  for (int round = 0; round < 40; ++round) {
+    std::string name = "f" + std::to_string(round);
+    uint64_t ino = MakeFile(name, chunk);
+    ASSERT_NE(ino, 0u);
+    fs_->Forget(ino, 1);
+    ASSERT_TRUE(fs_->Unlink(1, name).ok());
+  }
+  struct statvfs sv = fs_->StatFs();
+  EXPECT_GT(sv.f_bfree * sv.f_frsize, 40ull << 20);
+}
+
+TEST_F(FileSystemTest, XattrsFollowCreateReplaceFlags) {
+  Format(64 << 20);
+  Mount();
+  uint64_t ino = MakeFile("f", "x");
+  ASSERT_TRUE(fs_->SetXattr(ino, "user.a", "1", 0).ok());
+  EXPECT_EQ(fs_->SetXattr(ino, "user.a", "2", XATTR_CREATE).code(), Status::Code::kExists);
+  EXPECT_EQ(fs_->SetXattr(ino, "user.b", "2", XATTR_REPLACE).code(), Status::Code::kNoData);
+  ASSERT_TRUE(fs_->SetXattr(ino, "user.b", std::string("\0bin", 4), 0).ok());
+  Remount();
+  EXPECT_EQ(*fs_->GetXattr(ino, "user.a"), "1");
+  EXPECT_EQ(*fs_->GetXattr(ino, "user.b"), std::string("\0bin", 4));
+  EXPECT_EQ(*fs_->ListXattr(ino), std::string("user.a\0user.b\0", 14));
+  ASSERT_TRUE(fs_->RemoveXattr(ino, "user.a").ok());
+  EXPECT_EQ(fs_->GetXattr(ino, "user.a").status().code(), Status::Code::kNoData);
+}
+
+TEST_F(FileSystemTest, SecondOpenOfAMountedStoreIsRefused) {
+  Format(64 << 20);
+  Mount();
+  auto second = FileSystem::Open(store_, MountOptions{});
+  EXPECT_EQ(second.status().code(), Status::Code::kBusy) << second.status().ToString();
+}
+
+TEST_F(FileSystemTest, ForeignFileIsRefusedAndUntouched) {
+  std::string garbage = Random(8 << 20, 5);
+  {
+    FILE* f = fopen(store_.c_str(), "wb");
+    fwrite(garbage.data(), 1, garbage.size(), f);
+    fclose(f);
+  }
+  auto r = FileSystem::Open(store_, MountOptions{});
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("not a ckptfs store"), std::string::npos)
+      << r.status().ToString();
+  std::string after(garbage.size(), '\0');
+  FILE* f = fopen(store_.c_str(), "rb");
+  ASSERT_EQ(fread(after.data(), 1, after.size(), f), after.size());
+  fclose(f);
+  EXPECT_EQ(after, garbage);
+}
+
+TEST_F(FileSystemTest, FormatRefusesToOverwriteAStoreWithoutForce) {
+  Format(64 << 20);
+  FormatOptions f;
+  f.segment_size = 2 << 20;
+  EXPECT_EQ(FileSystem::Format(store_, f).code(), Status::Code::kExists);
+  f.force = true;
+  EXPECT_TRUE(FileSystem::Format(store_, f).ok());
+}
+
+}  // namespace
+}  // namespace ckptfs

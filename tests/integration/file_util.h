@@ -1,0 +1,50 @@
+// Small file helpers shared by the integration tests: whole-file write and
+// read through ordinary syscalls, and seeded random payloads.
+#pragma once
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <string>
+
+namespace ckptfs::testing {
+
+inline std::string Random(size_t n, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::string s(n, '\0');
+  for (char& c : s) c = static_cast<char>(gen());
+  return s;
+}
+
+inline bool WriteFile(const std::string& path, const std::string& data, bool fsync_it = false) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return false;
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = write(fd, data.data() + done, std::min<size_t>(data.size() - done, 300000));
+    if (n <= 0) {
+      close(fd);
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  bool ok = !fsync_it || fsync(fd) == 0;
+  return close(fd) == 0 && ok;
+}
+
+inline std::string ReadFile(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) return "<open failed: " + std::string(strerror(errno)) + ">";
+  std::string out;
+  char buf[65536];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  close(fd);
+  return out;
+}
+
+}  // namespace ckptfs::testing

@@ -1,0 +1,126 @@
+// MountedStore implementation: fork/exec of the real daemon, mount detection
+// through /proc/self/mountinfo.
+#include "mounted_store.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace ckptfs::testing {
+
+MountedStore::MountedStore() {
+  char tmpl[] = "/tmp/ckptfs-it-XXXXXX";
+  if (!mkdtemp(tmpl)) std::abort();
+  dir_ = tmpl;
+  store_ = dir_ + "/store.img";
+  mountpoint_ = dir_ + "/mnt";
+  log_path_ = dir_ + "/daemon.log";
+  std::filesystem::create_directory(mountpoint_);
+}
+
+MountedStore::~MountedStore() {
+  if (pid_ > 0) {
+    Run("fusermount3 -u " + mountpoint_ + " 2>/dev/null");
+    for (int i = 0; i < 100; ++i) {
+      int status;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (pid_ > 0) Kill();
+  }
+  if (IsMounted()) Run("fusermount3 -u -z " + mountpoint_ + " 2>/dev/null");
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+std::string MountedStore::BinDir() { return CKPTFS_BIN_DIR; }
+
+int MountedStore::Run(const std::string& command) {
+  int rc = std::system(command.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+}
+
+int MountedStore::Format(const std::string& size, const std::string& segment_size) {
+  return Run(BinDir() + "/mkfs.ckptfs --size " + size + " --segment-size " + segment_size + " " +
+             store_ + " >/dev/null");
+}
+
+bool MountedStore::IsMounted() const {
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string id, parent, dev, root, point;
+    fields >> id >> parent >> dev >> root >> point;
+    if (point == mountpoint_) return true;
+  }
+  return false;
+}
+
+bool MountedStore::Mount(const std::vector<std::string>& options) {
+  std::vector<std::string> args = {BinDir() + "/ckptfs", store_, mountpoint_, "-f"};
+  for (const auto& o : options) {
+    args.push_back("-o");
+    args.push_back(o);
+  }
+  pid_ = fork();
+  if (pid_ == 0) {
+    int fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  for (int i = 0; i < 200; ++i) {
+    if (IsMounted()) return true;
+    int status;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return false;
+}
+
+int MountedStore::Unmount() {
+  if (pid_ <= 0) return -1;
+  if (Run("fusermount3 -u " + mountpoint_) != 0) return -1;
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void MountedStore::Kill() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    int status;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+  Run("fusermount3 -u -z " + mountpoint_ + " 2>/dev/null");
+}
+
+std::string MountedStore::log() const {
+  std::ifstream in(log_path_);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace ckptfs::testing

@@ -1,0 +1,291 @@
+// Every POSIX operation the daemon implements, exercised through the kernel
+// on a real mount.
+#include <dirent.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <linux/fs.h>
+#include <sys/mman.h>
+#include <sys/sysmacros.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "file_util.h"
+#include "mounted_store.h"
+
+namespace ckptfs::testing {
+namespace {
+
+std::set<std::string> List(const std::string& dir) {
+  std::set<std::string> names;
+  DIR* d = opendir(dir.c_str());
+  if (!d) return names;
+  while (dirent* e = readdir(d)) names.insert(e->d_name);
+  closedir(d);
+  return names;
+}
+
+class PosixOpsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(store_.Format("512M"), 0);
+    ASSERT_TRUE(store_.Mount()) << store_.log();
+  }
+  void TearDown() override {
+    if (store_.daemon_pid() > 0) EXPECT_EQ(store_.Unmount(), 0) << store_.log();
+  }
+  std::string P(const std::string& rel) { return store_.Path(rel); }
+  MountedStore store_;
+};
+
+TEST_F(PosixOpsTest, WriteReadAndStat) {
+  std::string data = Random(5 * 1000 * 1000 + 17, 1);
+  ASSERT_TRUE(WriteFile(P("f"), data));
+  EXPECT_EQ(ReadFile(P("f")), data);
+  struct stat st;
+  ASSERT_EQ(stat(P("f").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, static_cast<off_t>(data.size()));
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  EXPECT_GE(st.st_blocks * 512, static_cast<blkcnt_t>(data.size()));
+}
+
+TEST_F(PosixOpsTest, PwriteLeavesHolesThatReadAsZeros) {
+  int fd = open(P("sparse").c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(pwrite(fd, "end", 3, 10 << 20), 3);
+  ASSERT_EQ(pwrite(fd, "mid", 3, 4096 + 5), 3);
+  char buf[8192];
+  ASSERT_EQ(pread(fd, buf, sizeof buf, 0), static_cast<ssize_t>(sizeof buf));
+  std::string want(8192, '\0');
+  want.replace(4101, 3, "mid");
+  EXPECT_EQ(std::string(buf, sizeof buf), want);
+  ASSERT_EQ(pread(fd, buf, 3, 10 << 20), 3);
+  EXPECT_EQ(std::string(buf, 3), "end");
+  struct stat st;
+  ASSERT_EQ(fstat(fd, &st), 0);
+  EXPECT_EQ(st.st_size, (10 << 20) + 3);
+  EXPECT_LT(st.st_blocks * 512, 1 << 20);  // holes take no space
+  close(fd);
+}
+
+TEST_F(PosixOpsTest, TruncateDownAndUp) {
+  ASSERT_TRUE(WriteFile(P("t"), std::string(100000, 'q')));
+  ASSERT_EQ(truncate(P("t").c_str(), 10), 0);
+  EXPECT_EQ(ReadFile(P("t")), std::string(10, 'q'));
+  int fd = open(P("t").c_str(), O_RDWR);
+  ASSERT_EQ(ftruncate(fd, 5000), 0);
+  close(fd);
+  std::string want(5000, '\0');
+  want.replace(0, 10, std::string(10, 'q'));
+  EXPECT_EQ(ReadFile(P("t")), want);
+}
+
+TEST_F(PosixOpsTest, DirectoriesListAndRemove) {
+  ASSERT_EQ(mkdir(P("d").c_str(), 0750), 0);
+  std::set<std::string> want = {".", ".."};
+  for (int i = 0; i < 1500; ++i) {  // several readdir buffers' worth
+    std::string name = "entry-with-a-longish-name-" + std::to_string(i);
+    ASSERT_TRUE(WriteFile(P("d/" + name), "x"));
+    want.insert(name);
+  }
+  EXPECT_EQ(List(P("d")), want);
+  EXPECT_EQ(rmdir(P("d").c_str()), -1);
+  EXPECT_EQ(errno, ENOTEMPTY);
+  for (const auto& name : want) {
+    if (name != "." && name != "..") ASSERT_EQ(unlink(P("d/" + name).c_str()), 0);
+  }
+  EXPECT_EQ(rmdir(P("d").c_str()), 0);
+  struct stat st;
+  EXPECT_EQ(stat(P("d").c_str(), &st), -1);
+  EXPECT_EQ(errno, ENOENT);
+}
+
+TEST_F(PosixOpsTest, RenameReplacesAtomicallyAndHonoursFlags) {
+  ASSERT_TRUE(WriteFile(P("new.tmp"), "new"));
+  ASSERT_TRUE(WriteFile(P("ckpt"), "old"));
+  ASSERT_EQ(rename(P("new.tmp").c_str(), P("ckpt").c_str()), 0);
+  EXPECT_EQ(ReadFile(P("ckpt")), "new");
+  EXPECT_EQ(access(P("new.tmp").c_str(), F_OK), -1);
+
+  ASSERT_TRUE(WriteFile(P("a"), "A"));
+  EXPECT_EQ(syscall(SYS_renameat2, AT_FDCWD, P("a").c_str(), AT_FDCWD, P("ckpt").c_str(),
+                    RENAME_NOREPLACE), -1);
+  EXPECT_EQ(errno, EEXIST);
+  ASSERT_EQ(syscall(SYS_renameat2, AT_FDCWD, P("a").c_str(), AT_FDCWD, P("ckpt").c_str(),
+                    RENAME_EXCHANGE), 0);
+  EXPECT_EQ(ReadFile(P("a")), "new");
+  EXPECT_EQ(ReadFile(P("ckpt")), "A");
+
+  ASSERT_EQ(mkdir(P("dir1").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir(P("dir1/sub").c_str(), 0755), 0);
+  ASSERT_EQ(rename(P("dir1").c_str(), P("dir2").c_str()), 0);
+  EXPECT_EQ(List(P("dir2")), (std::set<std::string>{".", "..", "sub"}));
+  EXPECT_EQ(rename(P("dir2").c_str(), P("dir2/sub/inside").c_str()), -1);
+  EXPECT_EQ(errno, EINVAL);
+}
+
+TEST_F(PosixOpsTest, UnlinkedOpenFileStaysReadableUntilClosed) {
+  std::string data = Random(3 << 20, 2);
+  ASSERT_TRUE(WriteFile(P("victim"), data, true));
+  int fd = open(P("victim").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(unlink(P("victim").c_str()), 0);
+  EXPECT_EQ(access(P("victim").c_str(), F_OK), -1);
+  std::string got(data.size(), '\0');
+  ASSERT_EQ(pread(fd, got.data(), got.size(), 0), static_cast<ssize_t>(got.size()));
+  EXPECT_EQ(got, data);
+  close(fd);
+}
+
+TEST_F(PosixOpsTest, SymlinksAndHardLinks) {
+  ASSERT_TRUE(WriteFile(P("target"), "content"));
+  ASSERT_EQ(symlink("target", P("sym").c_str()), 0);
+  char buf[64];
+  ssize_t n = readlink(P("sym").c_str(), buf, sizeof buf);
+  ASSERT_EQ(n, 6);
+  EXPECT_EQ(std::string(buf, 6), "target");
+  EXPECT_EQ(ReadFile(P("sym")), "content");
+  struct stat st;
+  ASSERT_EQ(lstat(P("sym").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+
+  ASSERT_EQ(link(P("target").c_str(), P("hard").c_str()), 0);
+  ASSERT_EQ(stat(P("target").c_str(), &st), 0);
+  EXPECT_EQ(st.st_nlink, 2u);
+  ASSERT_EQ(unlink(P("target").c_str()), 0);
+  EXPECT_EQ(ReadFile(P("hard")), "content");
+  ASSERT_EQ(stat(P("hard").c_str(), &st), 0);
+  EXPECT_EQ(st.st_nlink, 1u);
+}
+
+TEST_F(PosixOpsTest, ModesOwnersAndTimes) {
+  ASSERT_TRUE(WriteFile(P("m"), "x"));
+  ASSERT_EQ(chmod(P("m").c_str(), 0600), 0);
+  ASSERT_EQ(chown(P("m").c_str(), 1234, 5678), 0);
+  struct timespec times[2] = {{1000000000, 111}, {1200000000, 222}};
+  ASSERT_EQ(utimensat(AT_FDCWD, P("m").c_str(), times, 0), 0);
+  struct stat st;
+  ASSERT_EQ(stat(P("m").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_EQ(st.st_uid, 1234u);
+  EXPECT_EQ(st.st_gid, 5678u);
+  EXPECT_EQ(st.st_atim.tv_sec, 1000000000);
+  EXPECT_EQ(st.st_mtim.tv_sec, 1200000000);
+  EXPECT_EQ(st.st_mtim.tv_nsec, 222);
+}
+
+TEST_F(PosixOpsTest, ExtendedAttributes) {
+  ASSERT_TRUE(WriteFile(P("x"), "x"));
+  ASSERT_EQ(setxattr(P("x").c_str(), "user.ckpt.step", "1200", 4, 0), 0);
+  ASSERT_EQ(setxattr(P("x").c_str(), "user.other", "v", 1, 0), 0);
+  EXPECT_EQ(setxattr(P("x").c_str(), "user.other", "w", 1, XATTR_CREATE), -1);
+  EXPECT_EQ(errno, EEXIST);
+  char buf[256];
+  ASSERT_EQ(getxattr(P("x").c_str(), "user.ckpt.step", buf, sizeof buf), 4);
+  EXPECT_EQ(std::string(buf, 4), "1200");
+  EXPECT_EQ(getxattr(P("x").c_str(), "user.ckpt.step", buf, 2), -1);
+  EXPECT_EQ(errno, ERANGE);
+  ssize_t n = listxattr(P("x").c_str(), buf, sizeof buf);
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(std::string(buf, static_cast<size_t>(n)), std::string("user.ckpt.step\0user.other\0", 26));
+  ASSERT_EQ(removexattr(P("x").c_str(), "user.other"), 0);
+  EXPECT_EQ(getxattr(P("x").c_str(), "user.other", buf, sizeof buf), -1);
+  EXPECT_EQ(errno, ENODATA);
+}
+
+TEST_F(PosixOpsTest, StatfsTellsTheTruth) {
+  struct statvfs before;
+  ASSERT_EQ(statvfs(store_.mountpoint().c_str(), &before), 0);
+  const uint64_t total = before.f_blocks * before.f_frsize;
+  EXPECT_GT(total, 400ull << 20);
+  EXPECT_LE(total, 512ull << 20);
+  ASSERT_TRUE(WriteFile(P("fill"), Random(64 << 20, 3), true));
+  struct statvfs after;
+  ASSERT_EQ(statvfs(store_.mountpoint().c_str(), &after), 0);
+  const uint64_t used = (before.f_bfree - after.f_bfree) * after.f_frsize;
+  EXPECT_GE(used, 64ull << 20);
+  EXPECT_LT(used, 80ull << 20);
+  ASSERT_EQ(unlink(P("fill").c_str()), 0);
+  int fd = open(store_.mountpoint().c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_EQ(fsync(fd), 0);  // deletions free space once committed
+  close(fd);
+  struct statvfs freed;
+  ASSERT_EQ(statvfs(store_.mountpoint().c_str(), &freed), 0);
+  EXPECT_GT(freed.f_bfree, after.f_bfree + (48u << 20) / freed.f_frsize);
+}
+
+TEST_F(PosixOpsTest, FallocateExtendsTheFile) {
+  int fd = open(P("pre").c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(fallocate(fd, 0, 0, 1 << 20), 0);
+  struct stat st;
+  ASSERT_EQ(fstat(fd, &st), 0);
+  EXPECT_EQ(st.st_size, 1 << 20);
+  EXPECT_EQ(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 4096), -1);
+  EXPECT_EQ(errno, EOPNOTSUPP);
+  close(fd);
+}
+
+TEST_F(PosixOpsTest, MmapReadSeesTheWrittenBytes) {
+  std::string data = Random((7 << 20) + 123, 4);
+  ASSERT_TRUE(WriteFile(P("array.npy"), data, true));
+  int fd = open(P("array.npy").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  void* map = mmap(nullptr, data.size(), PROT_READ, MAP_SHARED, fd, 0);
+  ASSERT_NE(map, MAP_FAILED);
+  EXPECT_EQ(memcmp(map, data.data(), data.size()), 0);
+  munmap(map, data.size());
+  close(fd);
+}
+
+TEST_F(PosixOpsTest, MknodMakesRegularFilesAndRefusesDevices) {
+  ASSERT_EQ(mknod(P("node").c_str(), S_IFREG | 0640, 0), 0);
+  struct stat st;
+  ASSERT_EQ(stat(P("node").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(mknod(P("dev").c_str(), S_IFBLK | 0600, makedev(8, 0)), -1);
+  EXPECT_EQ(errno, EPERM);
+}
+
+TEST_F(PosixOpsTest, ErrorsComeBackAsErrno) {
+  EXPECT_EQ(open(P("missing").c_str(), O_RDONLY), -1);
+  EXPECT_EQ(errno, ENOENT);
+  ASSERT_EQ(mkdir(P("d").c_str(), 0755), 0);
+  EXPECT_EQ(mkdir(P("d").c_str(), 0755), -1);
+  EXPECT_EQ(errno, EEXIST);
+  ASSERT_TRUE(WriteFile(P("f"), "x"));
+  EXPECT_EQ(rmdir(P("f").c_str()), -1);
+  EXPECT_EQ(errno, ENOTDIR);
+  EXPECT_EQ(unlink(P("d").c_str()), -1);
+  EXPECT_EQ(errno, EISDIR);
+  EXPECT_EQ(open((P("f") + "/below").c_str(), O_CREAT | O_WRONLY, 0644), -1);
+  EXPECT_EQ(errno, ENOTDIR);
+  std::string long_name(300, 'n');
+  EXPECT_EQ(open(P(long_name).c_str(), O_CREAT | O_WRONLY, 0644), -1);
+  EXPECT_EQ(errno, ENAMETOOLONG);
+}
+
+TEST_F(PosixOpsTest, ConcurrentWritersEachReadBackTheirOwnBytes) {
+  constexpr int kWriters = 8;
+  std::vector<std::string> data(kWriters);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kWriters; ++i) {
+    data[i] = Random((6 << 20) + i * 4099, 100 + i);
+    threads.emplace_back([&, i] { EXPECT_TRUE(WriteFile(P("shard" + std::to_string(i)), data[i], true)); });
+  }
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < kWriters; ++i) EXPECT_EQ(ReadFile(P("shard" + std::to_string(i))), data[i]);
+}
+
+}  // namespace
+}  // namespace ckptfs::testing

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what ckptfs needs to build, run and test on Debian 12. Idempotent.
+set -euo pipefail
+packages=(
+  cmake g++ pkg-config
+  fuse3 libfuse3-dev liburing-dev libzstd-dev libspdlog-dev libgtest-dev
+  fio strace python3-torch python3-numpy
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+[ -e /dev/fuse ] || { echo "install-deps: /dev/fuse is missing; load the fuse module" >&2; exit 1; }

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs dependencies, builds, runs every test, and fails if any ckptfs
+# mount is left behind. This is what CI runs (.ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/install-deps.sh
+bash tools/build.sh
+status=0
+(cd build && ctest --output-on-failure --timeout 600) || status=$?
+leftover=$(grep -E ' fuse\.ckptfs ' /proc/mounts | awk '{print $2}' || true)
+if [ -n "$leftover" ]; then
+  echo "run-tests: tests left ckptfs mounts behind: $leftover" >&2
+  for m in $leftover; do fusermount3 -u -z "$m" || true; done
+  status=1
+fi
+exit $status
