@@ -59,10 +59,7 @@ Status LogStructuredFs::Recover() {
   LogReader reader(device_.get(), sb_);
   auto handler = [this](const Record& r) -> Status {
     if (auto* w = std::get_if<record::WriteExtent>(&r)) {
-      const uint64_t addr = w->phys.addr;
-      if (addr < sb_.data_start || addr % kBlockSize != 0 ||
-          segments_.SegmentOf(addr) >= sb_.segment_count ||
-          (addr - sb_.data_start) % sb_.segment_size + w->phys.length > sb_.segment_size) {
+      if (!sb_.ContainsRun(w->phys.addr, w->phys.length)) {
         return Status::Corruption("extent of inode " + std::to_string(w->ino) +
                                   " points outside the data segments");
       }
@@ -70,6 +67,10 @@ Status LogStructuredFs::Recover() {
     return ns_.Apply(r);
   };
   CKPTFS_ASSIGN_OR_RETURN(LogReplayResult replay, reader.Replay(handler));
+  if (!replay.damage.empty()) {
+    // Mounting would silently drop committed changes; make the user look.
+    return Status::Corruption(replay.damage + "; run ckptfs-fsck for a full report");
+  }
   spdlog::info("replayed {} log records in {} blocks over {} segment(s); log ends: {}",
                replay.records, replay.blocks, replay.segments.size(), replay.stop_reason);
   const Inode* root = ns_.Find(kRootIno);

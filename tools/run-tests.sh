@@ -5,9 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install-deps.sh
 bash tools/build.sh
+ckptfs_mounts() { grep -E ' fuse\.ckptfs ' /proc/mounts | awk '{print $2}' | sort || true; }
+before=$(ckptfs_mounts)
 status=0
 (cd build && ctest --output-on-failure --timeout 600) || status=$?
-leftover=$(grep -E ' fuse\.ckptfs ' /proc/mounts | awk '{print $2}' || true)
+leftover=$(comm -13 <(echo "$before") <(ckptfs_mounts) | grep . || true)
 if [ -n "$leftover" ]; then
   echo "run-tests: tests left ckptfs mounts behind: $leftover" >&2
   for m in $leftover; do fusermount3 -u -z "$m" || true; done

@@ -9,13 +9,17 @@
 //   24 prev_crc u32     previous block's crc (the superblock's seed for the first)
 //   28 payload_len u32
 //   32 block_len u32    bytes the block occupies, multiple of 4 KiB
-//   36 reserved[12]     zero
+//   36 reserved u32     zero
+//   40 commit_lsn u64   lsn of the first block of the commit this block is in
 //   48 payload          records, then zero padding to block_len
 // A record is: type u8, body_len u32, body (see log/record.h).
 //
 // The chain value prev_crc makes a stale block left from an earlier use of the
 // space unacceptable even when its lsn happens to fit. Replay stops at the
 // first block that fails any check: everything after a torn write is absent.
+// commit_lsn tells a torn commit from damage: a valid block beyond the stop
+// point that belongs to a later commit proves the bad block was once durable
+// (commits are flushed in order), so the log was damaged, not torn.
 //
 // Within a metadata segment blocks follow one another from offset 0. The last
 // 4 KiB of each metadata segment is kept for a link block whose only record

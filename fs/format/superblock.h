@@ -56,6 +56,13 @@ struct Superblock {
   uint32_t log_head_prev_crc = 0;
 
   uint64_t SegmentOffset(uint32_t segment) const { return data_start + segment * segment_size; }
+  // True if a stored run of `length` bytes at device address `addr` is block
+  // aligned and lies inside one segment of this store.
+  bool ContainsRun(uint64_t addr, uint64_t length) const {
+    return addr >= data_start && addr % block_size == 0 &&
+           (addr - data_start) / segment_size < segment_count &&
+           (addr - data_start) % segment_size + length <= segment_size;
+  }
 
   // Encodes into a kBlockSize block (dst must hold kBlockSize bytes).
   void EncodeTo(char* dst) const;

@@ -84,7 +84,39 @@ Result<LogReplayResult> LogReader::Replay(const RecordHandler& handler) {
     }
   }
   result.end = pos;
+  CKPTFS_ASSIGN_OR_RETURN(result.damage, ProbeBeyondTail(pos));
   return result;
+}
+
+Result<std::string> LogReader::ProbeBeyondTail(const LogPosition& stop) {
+  const uint64_t seg_base = sb_.SegmentOffset(stop.segment);
+  constexpr uint64_t kChunk = 1 << 20;
+  AlignedBuffer chunk(kChunk + kMaxLogBlockSize, /*zero=*/false);
+  for (uint64_t off = stop.offset + kBlockSize; off + kBlockSize <= sb_.segment_size;
+       off += kChunk) {
+    // Read a chunk plus room for a block that starts near its end.
+    const uint64_t len = std::min<uint64_t>(kChunk + kMaxLogBlockSize, sb_.segment_size - off);
+    CKPTFS_RETURN_IF_ERROR(device_->Read(seg_base + off, chunk.data(), AlignDown(len, kBlockSize)));
+    for (uint64_t at = 0; at < std::min<uint64_t>(kChunk, len) && at + kBlockSize <= len;
+         at += kBlockSize) {
+      const char* b = chunk.data() + at;
+      if (DecodeFixed32(b) != kLogBlockMagic || DecodeFixed64(b + 8) != sb_.store_id) continue;
+      const uint64_t lsn = DecodeFixed64(b + 16);
+      const uint32_t payload_len = DecodeFixed32(b + 28);
+      if (lsn <= stop.lsn || kLogBlockHeaderSize + payload_len > len - at) continue;
+      if (crc32c::Value(b + 8, kLogBlockHeaderSize - 8 + payload_len) != DecodeFixed32(b + 4)) {
+        continue;
+      }
+      const uint64_t commit_lsn = DecodeFixed64(b + 40);
+      if (commit_lsn > stop.lsn) {
+        return "metadata log damaged at block " + std::to_string(stop.lsn) + " (" +
+               "segment " + std::to_string(stop.segment) + ", offset " +
+               std::to_string(stop.offset) + "): block " + std::to_string(lsn) +
+               " of a later commit lies beyond it, so changes after the damage are lost";
+      }
+    }
+  }
+  return std::string();
 }
 
 }  // namespace ckptfs

@@ -20,6 +20,9 @@ struct LogReplayResult {
   uint64_t blocks = 0;
   uint64_t records = 0;
   std::string stop_reason;                 // why the walk ended, for logs and fsck
+  // Set when a valid block of a later commit lies beyond the stop point: the
+  // log was damaged after it was durable, and records beyond are lost.
+  std::string damage;
 };
 
 class LogReader {
@@ -34,6 +37,10 @@ class LogReader {
   Result<LogReplayResult> Replay(const RecordHandler& handler);
 
  private:
+  // Looks past the stop point in the same segment for a valid block that
+  // belongs to a later commit; returns a description of it, or "".
+  Result<std::string> ProbeBeyondTail(const LogPosition& stop);
+
   BlockDevice* const device_;
   const Superblock sb_;
 };

@@ -31,6 +31,7 @@ void LogWriter::BuildBlock(std::string_view payload, char* out, size_t block_len
   EncodeFixed32(out + 24, position_.prev_crc);
   EncodeFixed32(out + 28, static_cast<uint32_t>(payload.size()));
   EncodeFixed32(out + 32, static_cast<uint32_t>(block_len));
+  EncodeFixed64(out + 40, commit_lsn_);
   std::memcpy(out + kLogBlockHeaderSize, payload.data(), payload.size());
   uint32_t crc = crc32c::Value(out + 8, kLogBlockHeaderSize - 8 + payload.size());
   EncodeFixed32(out + 4, crc);
@@ -46,6 +47,7 @@ Status LogWriter::Append(std::string_view records) {
 }
 
 Status LogWriter::WriteBlocks(std::string_view records) {
+  commit_lsn_ = position_.lsn;
   const size_t max_payload = kMaxLogBlockSize - kLogBlockHeaderSize;
   // Blocks are staged per segment and written with one device write.
   std::string staged;

@@ -42,6 +42,7 @@ class LogWriter {
   const Superblock sb_;
   LogPosition position_;
   SegmentAllocator allocate_;
+  uint64_t commit_lsn_ = 0;  // first lsn of the Append in progress
   Status failed_;
 };
 

@@ -84,6 +84,32 @@ TEST_F(LogTest, TornTailBlockIsDiscarded) {
   EXPECT_NE(result.stop_reason.find("checksum"), std::string::npos);
 }
 
+TEST_F(LogTest, DamageBeforeALaterCommitIsReported) {
+  LogWriter w = MakeWriter(Head());
+  ASSERT_TRUE(w.Append(Encoded(0, 3)).ok());
+  uint64_t second = w.position().offset;
+  ASSERT_TRUE(w.Append(Encoded(3, 3)).ok());
+  ASSERT_TRUE(w.Append(Encoded(6, 3)).ok());  // a later commit, written after a flush
+  device_.bytes()[sb_.SegmentOffset(0) + second + kLogBlockHeaderSize + 1] ^= 0x20;
+  LogReplayResult result;
+  auto inos = ReplayInos(&result);
+  EXPECT_EQ(inos.size(), 3u);
+  EXPECT_NE(result.damage.find("damaged at block 2"), std::string::npos) << result.damage;
+}
+
+TEST_F(LogTest, TornMultiBlockCommitIsNotDamage) {
+  LogWriter w = MakeWriter(Head());
+  ASSERT_TRUE(w.Append(Encoded(0, 3)).ok());
+  uint64_t torn = w.position().offset;
+  // One commit large enough for several blocks; its first block never landed.
+  ASSERT_TRUE(w.Append(Encoded(3, 30000, 80)).ok());
+  ASSERT_GT(w.position().offset - torn, kMaxLogBlockSize);
+  device_.bytes()[sb_.SegmentOffset(0) + torn + kLogBlockHeaderSize + 1] ^= 0x20;
+  LogReplayResult result;
+  EXPECT_EQ(ReplayInos(&result).size(), 3u);
+  EXPECT_TRUE(result.damage.empty()) << result.damage;
+}
+
 TEST_F(LogTest, StaleBlockWithFittingLsnIsRejected) {
   // Write blocks A, B, C; then rewind to B's position and write a shorter B'.
   // C still sits after B' with lsn B'+1, but its chain value names the old B.
