@@ -1,0 +1,76 @@
+// Option parsing: modes, overrides in any order, scale fractions and clear
+// errors for bad input (main() turns these into exit code 2).
+#include <gtest/gtest.h>
+
+#include <string_view>
+#include <vector>
+
+#include "options.h"
+
+namespace ckptfs::replay {
+namespace {
+
+Result<Options> Parse(std::vector<std::string_view> args) { return ParseOptions(args); }
+
+TEST(Options, RunModeWithOverridesBeforeOrAfterTheWorkload) {
+  Result<Options> options = Parse({"--tp", "8", "--workload", "llama3-405b", "--dir", "/tmp/x", "--scale",
+                                   "1/1000", "--checkpoints", "3", "--restore", "--json", "out.json", "--pp=4"});
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_EQ(options->mode, Mode::kRunWorkload);
+  EXPECT_EQ(options->spec.layout.tensor, 8);
+  EXPECT_EQ(options->spec.layout.pipeline, 4);
+  EXPECT_DOUBLE_EQ(options->spec.scale, 0.001);
+  EXPECT_EQ(options->burst.checkpoints, 3);
+  EXPECT_TRUE(options->burst.restore);
+  EXPECT_EQ(options->json_path, "out.json");
+}
+
+TEST(Options, PlanJsonWithoutFileMeansStdout) {
+  Result<Options> options = Parse({"--workload", "llama3-8b", "--plan", "--json"});
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_EQ(options->mode, Mode::kPlan);
+  EXPECT_TRUE(options->json);
+  EXPECT_EQ(options->json_path, "");
+}
+
+TEST(Options, PresetIoDefaultsCanBeOverridden) {
+  Result<Options> v2 = Parse({"--workload", "llama3-405b-dlio-v2.0", "--plan"});
+  ASSERT_TRUE(v2.ok());
+  EXPECT_FALSE(v2->spec.fsync);
+  Result<Options> forced = Parse({"--workload", "llama3-405b-dlio-v2.0", "--plan", "--fsync", "on", "--payload", "random"});
+  ASSERT_TRUE(forced.ok()) << forced.status().ToString();
+  EXPECT_TRUE(forced->spec.fsync);
+  EXPECT_EQ(forced->spec.payload, PayloadKind::kRandom);
+  Result<Options> no_fsync = Parse({"--workload", "llama3-405b", "--plan", "--no-fsync"});
+  EXPECT_FALSE(no_fsync->spec.fsync);
+}
+
+TEST(Options, UsageErrorsSayWhatIsWrong) {
+  auto error = [](std::vector<std::string_view> args) {
+    Result<Options> options = ParseOptions(args);
+    EXPECT_FALSE(options.ok());
+    return options.ok() ? std::string() : options.status().message();
+  };
+  EXPECT_EQ(error({}), "nothing to do: give --workload, --trace or --from-strace");
+  EXPECT_EQ(error({"--workload", "llama3-405b", "--bogus"}), "unknown option '--bogus'");
+  EXPECT_EQ(error({"--workload", "llama3-405b", "--dir"}), "--dir needs a value");
+  EXPECT_EQ(error({"--workload", "llama3-405b", "--dir", "d", "--scale", "2"}), "--scale must be in (0, 1], got '2'");
+  EXPECT_EQ(error({"--workload", "llama3-405b", "--dir", "d", "--scale", "1/0"}),
+            "--scale fraction must be N/D with D != 0, got '1/0'");
+  EXPECT_EQ(error({"--workload", "llama3-405b", "--dir", "d", "--checkpoints", "0"}),
+            "--checkpoints needs an integer >= 1, got '0'");
+  EXPECT_EQ(error({"--workload", "llama3-405b", "--heads", "100", "--plan"}), "attention heads must divide hidden");
+  EXPECT_EQ(error({"--workload", "llama3-405b"}), "--workload needs --plan, --dir DIR or --emit-trace FILE");
+  EXPECT_EQ(error({"--trace", "t"}), "--trace needs --dir DIR");
+  EXPECT_EQ(error({"--from-strace", "s"}), "--from-strace needs --emit-trace FILE");
+  EXPECT_EQ(error({"--trace", "t", "--workload", "llama3-8b"}), "--workload, --trace and --from-strace exclude each other");
+}
+
+TEST(Options, ByteSizesTakeBinarySuffixes) {
+  EXPECT_EQ(ParseByteSize("64M").value(), 64ull << 20);
+  EXPECT_EQ(ParseByteSize("4096").value(), 4096u);
+  EXPECT_FALSE(ParseByteSize("lots").ok());
+}
+
+}  // namespace
+}  // namespace ckptfs::replay

@@ -1,0 +1,253 @@
+// The checkpoint's clock runs inside the rank threads (mkdir, open, writes,
+// fsync, close) so directory creation is billed to the checkpoint, as in DLIO;
+// retention deletes and cache drops happen between phases and are noted apart.
+#include "burst_runner.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <optional>
+
+#include "file_io.h"
+#include "page_cache.h"
+#include "progress.h"
+#include "rank_threads.h"
+#include "torch_save_layout.h"
+
+namespace ckptfs::replay {
+namespace {
+
+// Calls `fn(offset, length)` for each write of a file: one per torch.save
+// record, split where a record exceeds max_write.
+template <typename Fn>
+Status ForEachChunk(const PlannedFile& file, uint64_t max_write, Fn&& fn) {
+  const TorchSaveLayout layout(file.tensor_bytes);
+        for (const WriteSegment& segment : layout.segments()) {
+    uint64_t end = segment.offset + segment.length;
+    for (uint64_t at = segment.offset; at < end; at += max_write) {
+      CKPTFS_RETURN_IF_ERROR(fn(at, std::min(max_write, end - at)));
+    }
+  }
+  return Status::Ok();
+}
+
+uint64_t LargestChunk(const RankPlan& plan, uint64_t max_write) {
+  uint64_t largest = 0;
+  for (const PlannedFile& file : plan.files) {
+    const TorchSaveLayout layout(file.tensor_bytes);
+        for (const WriteSegment& segment : layout.segments()) {
+      largest = std::max(largest, std::min(segment.length, max_write));
+    }
+  }
+  return largest;
+}
+
+Status DeleteCheckpoint(const CheckpointPlan& plan, const std::string& dir) {
+  for (const RankPlan& rank : plan.ranks) {
+    for (const PlannedFile& file : rank.files) {
+      Status st = RemoveFile(JoinPath(dir, file.relative_path));
+      if (!st.ok() && !st.IsNotFound()) return st;
+    }
+  }
+  if (!plan.directory.empty()) return RemoveEmptyDirectory(JoinPath(dir, plan.directory));
+  return Status::Ok();
+}
+
+std::string CheckpointLabel(CheckpointId id) {
+  return "epoch " + std::to_string(id.epoch) + " step " + std::to_string(id.step);
+}
+
+PhaseResult Summarize(std::string kind, std::string label, const CheckpointPlan& plan,
+                      const RanksOutcome& outcome) {
+  PhaseResult phase;
+  phase.kind = std::move(kind);
+  phase.label = std::move(label);
+  phase.seconds = outcome.seconds;
+  for (const RankPlan& rank : plan.ranks) {
+    RankResult r;
+    r.rank = rank.rank;
+    r.bytes = rank.FileBytes();
+    r.files = rank.files.size();
+    r.seconds = outcome.ranks[rank.rank].seconds;
+    phase.bytes += r.bytes;
+    phase.files += r.files;
+    phase.ranks.push_back(r);
+  }
+  return phase;
+}
+
+class Burst {
+ public:
+  Burst(const WorkloadSpec& spec, const BurstOptions& options) : spec_(spec), options_(options) {
+    io_.dir = options.dir;
+    io_.payload = spec.payload;
+    io_.fsync = spec.fsync;
+    io_.max_write = options.max_write;
+    buffers_.resize(spec.layout.WorldSize());
+    scratch_.resize(spec.layout.WorldSize());
+  }
+
+  Result<std::vector<PhaseResult>> Run() {
+    CKPTFS_RETURN_IF_ERROR(MakeDirectories(options_.dir));
+    std::vector<CheckpointId> schedule = CheckpointSchedule(options_.checkpoints, options_.passes);
+    for (size_t start = 0; start < schedule.size(); start += options_.checkpoints) {
+      std::vector<CheckpointPlan> this_pass;
+      std::vector<CheckpointId> pass_ids;
+      for (size_t i = start; i < start + options_.checkpoints; ++i) {
+        CKPTFS_ASSIGN_OR_RETURN(CheckpointPlan plan, BuildCheckpointPlan(spec_, schedule[i]));
+        std::vector<std::string> notes;
+        CKPTFS_RETURN_IF_ERROR(ApplyRetention(notes));
+        CKPTFS_ASSIGN_OR_RETURN(PhaseResult phase, Write(plan, schedule[i]));
+        phase.notes.insert(phase.notes.begin(), notes.begin(), notes.end());
+        results_.push_back(std::move(phase));
+        on_disk_.push_back({schedule[i], plan});
+        this_pass.push_back(std::move(plan));
+        pass_ids.push_back(schedule[i]);
+      }
+      if (options_.restore) {
+        for (size_t i = 0; i < this_pass.size(); ++i) {
+          if (!StillOnDisk(pass_ids[i])) continue;  // retention already removed it
+          CKPTFS_ASSIGN_OR_RETURN(PhaseResult phase, Restore(this_pass[i], pass_ids[i]));
+          results_.push_back(std::move(phase));
+        }
+      }
+    }
+    return std::move(results_);
+  }
+
+ private:
+  Status ApplyRetention(std::vector<std::string>& notes) {
+    if (options_.keep <= 0) return Status::Ok();
+    while (static_cast<int>(on_disk_.size()) >= options_.keep) {
+      auto begin = std::chrono::steady_clock::now();
+      const StoredCheckpoint& oldest = on_disk_.front();
+      CKPTFS_RETURN_IF_ERROR(DeleteCheckpoint(oldest.plan, options_.dir));
+      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+      char note[128];
+      std::snprintf(note, sizeof note, "retention: deleted %s in %.3f s", CheckpointLabel(oldest.id).c_str(), seconds);
+      notes.push_back(note);
+      on_disk_.pop_front();
+    }
+    return Status::Ok();
+  }
+
+  bool StillOnDisk(CheckpointId id) const {
+    for (const StoredCheckpoint& kept : on_disk_) {
+      if (kept.id.epoch == id.epoch && kept.id.step == id.step) return true;
+    }
+    return false;
+  }
+
+  Result<PhaseResult> Write(const CheckpointPlan& plan, CheckpointId id) {
+    ProgressBar progress("write " + CheckpointLabel(id), plan.FileBytes(), options_.progress);
+    RanksOutcome outcome = RunRanksConcurrently(plan.ranks.size(), [&](int rank) {
+      return WriteRankFiles(plan.ranks[rank], io_, buffers_[rank], [&](uint64_t n) { progress.Add(n); });
+    });
+    CKPTFS_RETURN_IF_ERROR(outcome.FirstError());
+    return Summarize("write", CheckpointLabel(id), plan, outcome);
+  }
+
+  Result<PhaseResult> Restore(const CheckpointPlan& plan, CheckpointId id) {
+    std::optional<std::string> cache_note;
+    if (options_.drop_caches) {
+      if (Status st = DropPageCache(); !st.ok()) cache_note = "page cache not dropped: " + st.ToString();
+    } else {
+      cache_note = "page cache not dropped (--no-drop-caches)";
+    }
+    ProgressBar progress("restore " + CheckpointLabel(id), plan.FileBytes(), options_.progress);
+    RanksOutcome outcome = RunRanksConcurrently(plan.ranks.size(), [&](int rank) {
+      return VerifyRankFiles(plan.ranks[rank], io_, buffers_[rank], scratch_[rank],
+                             [&](uint64_t n) { progress.Add(n); });
+    });
+    CKPTFS_RETURN_IF_ERROR(outcome.FirstError());
+    PhaseResult phase = Summarize("restore", CheckpointLabel(id), plan, outcome);
+    if (cache_note) phase.notes.push_back(*cache_note);
+    return phase;
+  }
+
+  const WorkloadSpec& spec_;
+  const BurstOptions& options_;
+  RankIo io_;
+  std::vector<std::vector<std::byte>> buffers_;
+  std::vector<std::vector<std::byte>> scratch_;
+  struct StoredCheckpoint {
+    CheckpointId id;
+    CheckpointPlan plan;
+  };
+  std::deque<StoredCheckpoint> on_disk_;
+  std::vector<PhaseResult> results_;
+};
+
+}  // namespace
+
+Status WriteRankFiles(const RankPlan& plan, const RankIo& io, std::vector<std::byte>& buffer,
+                      const std::function<void(uint64_t)>& on_bytes) {
+  buffer.resize(std::max<uint64_t>(buffer.size(), LargestChunk(plan, io.max_write)));
+  std::string made_directory;
+  for (const PlannedFile& file : plan.files) {
+    const std::string path = JoinPath(io.dir, file.relative_path);
+    std::string parent = ParentDirectory(path);
+    if (parent != made_directory) {
+      CKPTFS_RETURN_IF_ERROR(MakeDirectories(parent));
+      made_directory = parent;
+    }
+    CKPTFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenFile(path, OpenMode::kCreateTruncate));
+    PayloadPattern pattern(io.payload, FileSeed(file.relative_path));
+    CKPTFS_RETURN_IF_ERROR(ForEachChunk(file, io.max_write, [&](uint64_t offset, uint64_t length) {
+      std::span<std::byte> chunk(buffer.data(), length);
+      pattern.Fill(offset, chunk);
+      CKPTFS_RETURN_IF_ERROR(WriteAll(fd.get(), chunk, path));
+      on_bytes(length);
+      return Status::Ok();
+    }));
+    if (io.fsync) CKPTFS_RETURN_IF_ERROR(Fsync(fd.get(), path));
+    CKPTFS_RETURN_IF_ERROR(fd.Close(path));
+  }
+  return Status::Ok();
+}
+
+Status VerifyRankFiles(const RankPlan& plan, const RankIo& io, std::vector<std::byte>& buffer,
+                       std::vector<std::byte>& scratch, const std::function<void(uint64_t)>& on_bytes) {
+  uint64_t largest = LargestChunk(plan, io.max_write);
+  buffer.resize(std::max<uint64_t>(buffer.size(), largest));
+  scratch.resize(std::max<uint64_t>(scratch.size(), largest));
+  for (const PlannedFile& file : plan.files) {
+    const std::string path = JoinPath(io.dir, file.relative_path);
+    CKPTFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenFile(path, OpenMode::kRead));
+    struct stat st;
+    if (::fstat(fd.get(), &st) != 0) return Status::IOError("fstat " + path, errno);
+    if (static_cast<uint64_t>(st.st_size) != file.FileBytes()) {
+      return Status::Corruption(path + ": size " + std::to_string(st.st_size) + ", expected " +
+                                std::to_string(file.FileBytes()));
+    }
+    PayloadPattern pattern(io.payload, FileSeed(file.relative_path));
+    CKPTFS_RETURN_IF_ERROR(ForEachChunk(file, io.max_write, [&](uint64_t offset, uint64_t length) {
+      std::span<std::byte> chunk(buffer.data(), length);
+      CKPTFS_ASSIGN_OR_RETURN(size_t got, PreadFull(fd.get(), chunk, offset, path));
+      if (got != length) {
+        return Status::Corruption(path + ": short read at offset " + std::to_string(offset));
+      }
+      if (std::optional<uint64_t> bad = pattern.FindMismatch(offset, chunk, scratch)) {
+        return Status::Corruption(path + ": content mismatch at offset " + std::to_string(*bad));
+      }
+      on_bytes(length);
+      return Status::Ok();
+    }));
+    CKPTFS_RETURN_IF_ERROR(fd.Close(path));
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<PhaseResult>> RunBurst(const WorkloadSpec& spec, const BurstOptions& options) {
+  CKPTFS_RETURN_IF_ERROR(ValidateSpec(spec));
+  if (options.dir.empty()) return Status::Invalid("--dir is required");
+  if (options.checkpoints < 1 || options.passes < 1) return Status::Invalid("checkpoints and passes must be >= 1");
+  if (options.keep < 0) return Status::Invalid("--keep must be >= 0");
+  if (options.max_write == 0) return Status::Invalid("--max-write must be >= 1");
+  return Burst(spec, options).Run();
+}
+
+}  // namespace ckptfs::replay

@@ -1,0 +1,80 @@
+// splitmix64's finaliser over the word index: a bijection, so words never
+// repeat within a file, and ~1 ns a word keeps generation well above disk speed.
+#include "payload.h"
+
+#include <cstring>
+
+namespace ckptfs::replay {
+namespace {
+
+inline uint64_t Mix(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+inline uint64_t WordAt(uint64_t seed, uint64_t word_index) { return Mix(seed ^ word_index); }
+
+}  // namespace
+
+std::string_view PayloadKindName(PayloadKind kind) {
+  return kind == PayloadKind::kZeros ? "zeros" : "random";
+}
+
+Result<PayloadKind> ParsePayloadKind(std::string_view name) {
+  if (name == "random") return PayloadKind::kRandom;
+  if (name == "zeros") return PayloadKind::kZeros;
+  return Status::Invalid("payload must be 'random' or 'zeros', not '" + std::string(name) + "'");
+}
+
+uint64_t FileSeed(std::string_view relative_path) {
+  uint64_t hash = 0xCBF29CE484222325ull;  // FNV-1a, then mixed to spread short names
+  for (char c : relative_path) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001B3ull;
+  }
+  return Mix(hash);
+}
+
+void PayloadPattern::Fill(uint64_t file_offset, std::span<std::byte> out) const {
+  if (kind_ == PayloadKind::kZeros) {
+    std::memset(out.data(), 0, out.size());
+    return;
+  }
+  std::byte* dst = out.data();
+  size_t remaining = out.size();
+  uint64_t word = file_offset / 8;
+  size_t skip = file_offset % 8;
+  if (skip != 0 && remaining > 0) {  // partial leading word
+    uint64_t value = WordAt(seed_, word++);
+    size_t take = std::min(remaining, 8 - skip);
+    std::memcpy(dst, reinterpret_cast<const std::byte*>(&value) + skip, take);
+    dst += take;
+    remaining -= take;
+  }
+  while (remaining >= 8) {
+    uint64_t value = WordAt(seed_, word++);
+    std::memcpy(dst, &value, 8);
+    dst += 8;
+    remaining -= 8;
+  }
+  if (remaining > 0) {
+    uint64_t value = WordAt(seed_, word);
+    std::memcpy(dst, &value, remaining);
+  }
+}
+
+std::optional<uint64_t> PayloadPattern::FindMismatch(uint64_t file_offset,
+                                                     std::span<const std::byte> data,
+                                                     std::span<std::byte> scratch) const {
+  std::span<std::byte> expected = scratch.first(data.size());
+  Fill(file_offset, expected);
+  if (std::memcmp(expected.data(), data.data(), data.size()) == 0) return std::nullopt;
+  for (size_t i = 0; i < data.size(); ++i) {
+    if (expected[i] != data[i]) return file_offset + i;
+  }
+  return std::nullopt;
+}
+
+}  // namespace ckptfs::replay

@@ -1,0 +1,42 @@
+// Payload: the bytes ckpt-replay writes, reproducible from (file, offset) alone.
+//
+// Each 8-byte word at file offset 8*w is splitmix64(seed ^ w), so any block of
+// any file can be regenerated and checked without reading the rest, and the
+// data does not compress (a filesystem that compresses or dedups cannot
+// flatter itself). kZeros mimics DLIO, whose tensors are all zero.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "ckptfs/status.h"
+
+namespace ckptfs::replay {
+
+enum class PayloadKind { kRandom, kZeros };
+std::string_view PayloadKindName(PayloadKind kind);
+Result<PayloadKind> ParsePayloadKind(std::string_view name);
+
+// Seed for a file, from its path relative to the run directory, so the same
+// run under another directory produces the same bytes.
+uint64_t FileSeed(std::string_view relative_path);
+
+class PayloadPattern {
+ public:
+  PayloadPattern(PayloadKind kind, uint64_t file_seed) : kind_(kind), seed_(file_seed) {}
+
+  void Fill(uint64_t file_offset, std::span<std::byte> out) const;
+  // Offset (within the file) of the first byte of `data` that differs from
+  // the pattern, or nullopt when all match. `scratch` must be >= data.size().
+  std::optional<uint64_t> FindMismatch(uint64_t file_offset, std::span<const std::byte> data,
+                                       std::span<std::byte> scratch) const;
+
+ private:
+  PayloadKind kind_;
+  uint64_t seed_;
+};
+
+}  // namespace ckptfs::replay
