@@ -31,7 +31,8 @@ DataLog::DataLog(BlockDevice* device, const Superblock& sb, SegmentTable* segmen
       sb_(sb),
       segments_(segments),
       max_buffers_(std::max<size_t>(2, options.memory_budget / sb.segment_size)),
-      flusher_count_(std::max(1u, options.flusher_threads)) {}
+      flusher_count_(std::max(1u, options.flusher_threads)),
+      read_cache_(options.read_cache_bytes) {}
 
 DataLog::~DataLog() { (void)Close(); }
 
@@ -87,6 +88,8 @@ Result<std::shared_ptr<DataLog::Buffer>> DataLog::NewBufferLocked(
     return std::shared_ptr<Buffer>();
   }
   CKPTFS_ASSIGN_OR_RETURN(uint32_t segment, segments_->AllocateData());
+  // Runs cached from this segment's previous life are about to be overwritten.
+  read_cache_.Invalidate(sb_.SegmentOffset(segment), sb_.SegmentOffset(segment) + sb_.segment_size);
   auto buffer = std::make_shared<Buffer>();
   buffer->segment = segment;
   if (!spare_.empty()) {
@@ -188,15 +191,21 @@ Status DataLog::Read(const PhysicalExtent& extent, uint32_t skip, void* dst, siz
     std::memcpy(dst, buffer->data.data() + offset + skip, len);
     return Status::Ok();
   }
-  const uint64_t stored = AlignUp(extent.length, kBlockSize);
-  AlignedBuffer tmp(stored, /*zero=*/false);
-  CKPTFS_RETURN_IF_ERROR(device_->Read(extent.addr, tmp.data(), stored));
-  if (crc32c::Value(tmp.data(), extent.length) != extent.crc) {
-    return Status::Corruption("checksum mismatch in stored extent at device offset " +
-                              std::to_string(extent.addr) + " (" +
-                              std::to_string(extent.length) + " bytes)");
+  RunCache::Run run = read_cache_.Find(extent.addr);
+  if (!run || run->size() != extent.length) {
+    auto fresh = std::make_shared<AlignedBuffer>(extent.length, /*zero=*/false);
+    // The allocation is rounded up to whole blocks, so the aligned read fits.
+    CKPTFS_RETURN_IF_ERROR(
+        device_->Read(extent.addr, fresh->data(), AlignUp(extent.length, kBlockSize)));
+    if (crc32c::Value(fresh->data(), extent.length) != extent.crc) {
+      return Status::Corruption("checksum mismatch in stored extent at device offset " +
+                                std::to_string(extent.addr) + " (" +
+                                std::to_string(extent.length) + " bytes)");
+    }
+    read_cache_.Insert(extent.addr, fresh);
+    run = std::move(fresh);
   }
-  std::memcpy(dst, tmp.data() + skip, len);
+  std::memcpy(dst, run->data() + skip, len);
   return Status::Ok();
 }
 
@@ -255,7 +264,10 @@ Status DataLog::Close() {
 
 DataLogStats DataLog::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
+  DataLogStats s = stats_;
+  s.read_cache_hits = read_cache_.hits();
+  s.read_cache_misses = read_cache_.misses();
+  return s;
 }
 
 uint64_t DataLog::open_buffer_room() const {

@@ -27,6 +27,7 @@
 #include "format/superblock.h"
 #include "io/block_device.h"
 #include "log/record.h"
+#include "segment/run_cache.h"
 #include "segment/segment_table.h"
 #include "util/aligned_buffer.h"
 
@@ -35,6 +36,7 @@ namespace ckptfs {
 struct DataLogOptions {
   uint64_t memory_budget = 512ull << 20;  // bytes of segment buffers
   unsigned flusher_threads = 2;
+  uint64_t read_cache_bytes = 64ull << 20;  // verified runs kept for piecewise reads
 };
 
 struct DataLogStats {
@@ -45,6 +47,8 @@ struct DataLogStats {
   uint64_t device_bytes_written = 0;
   uint64_t waits_for_buffer = 0;
   uint64_t buffers_allocated = 0;
+  uint64_t read_cache_hits = 0;
+  uint64_t read_cache_misses = 0;
 };
 
 class DataLog {
@@ -137,6 +141,7 @@ class DataLog {
   bool stopping_ = false;
   DataLogStats stats_;
   std::vector<std::thread> flushers_;
+  RunCache read_cache_;
 };
 
 }  // namespace ckptfs

@@ -1,0 +1,60 @@
+// RunCache implementation: an LRU bounded by bytes.
+#include "segment/run_cache.h"
+
+namespace ckptfs {
+
+RunCache::Run RunCache::Find(uint64_t addr) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(addr);
+  if (it == entries_.end()) {
+    ++misses_;
+    return nullptr;
+  }
+  ++hits_;
+  lru_.splice(lru_.begin(), lru_, it->second.lru);
+  return it->second.run;
+}
+
+void RunCache::Insert(uint64_t addr, Run run) {
+  if (capacity_ == 0 || run->size() > capacity_) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (entries_.count(addr)) return;
+  lru_.push_front(addr);
+  bytes_ += run->size();
+  entries_[addr] = Entry{std::move(run), lru_.begin()};
+  EvictLocked();
+}
+
+void RunCache::EvictLocked() {
+  while (bytes_ > capacity_ && !lru_.empty()) {
+    auto it = entries_.find(lru_.back());
+    bytes_ -= it->second.run->size();
+    entries_.erase(it);
+    lru_.pop_back();
+  }
+}
+
+void RunCache::Invalidate(uint64_t begin, uint64_t end) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (it->first >= begin && it->first < end) {
+      bytes_ -= it->second.run->size();
+      lru_.erase(it->second.lru);
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+uint64_t RunCache::hits() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return hits_;
+}
+
+uint64_t RunCache::misses() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return misses_;
+}
+
+}  // namespace ckptfs

@@ -1,0 +1,51 @@
+// RunCache: recently verified stored runs, kept in memory so that reading a
+// run in several pieces (the kernel asks for 128 KiB-1 MiB at a time, a run
+// holds up to 1 MiB) reads and checksums it from the device once, not once
+// per piece.
+//
+// Thread-safe (one mutex, held only for map updates, never during I/O).
+// Entries are immutable once inserted; a segment that gets new contents must
+// be invalidated first (DataLog does this when it reuses a segment).
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "util/aligned_buffer.h"
+
+namespace ckptfs {
+
+class RunCache {
+ public:
+  using Run = std::shared_ptr<const AlignedBuffer>;
+
+  explicit RunCache(uint64_t capacity_bytes) : capacity_(capacity_bytes) {}
+
+  // The cached run stored at `addr`, or null.
+  Run Find(uint64_t addr);
+  void Insert(uint64_t addr, Run run);
+  // Drops every run stored in [begin, end).
+  void Invalidate(uint64_t begin, uint64_t end);
+
+  uint64_t hits() const;
+  uint64_t misses() const;
+
+ private:
+  struct Entry {
+    Run run;
+    std::list<uint64_t>::iterator lru;
+  };
+  void EvictLocked();
+
+  const uint64_t capacity_;
+  mutable std::mutex mu_;  // guards everything below
+  std::unordered_map<uint64_t, Entry> entries_;
+  std::list<uint64_t> lru_;  // most recent first
+  uint64_t bytes_ = 0;
+  uint64_t hits_ = 0, misses_ = 0;
+};
+
+}  // namespace ckptfs
