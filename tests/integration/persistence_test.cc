@@ -13,7 +13,8 @@
 #include <string>
 
 #include "file_util.h"
-#include "mounted_store.h"
+#include "mounted_test.h"
+#include "store_image.h"
 
 namespace ckptfs::testing {
 namespace {
@@ -76,26 +77,7 @@ void FsyncPath(const std::string& path) {
   close(fd);
 }
 
-class PersistenceTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ASSERT_EQ(store_.Format("512M"), 0);
-    ASSERT_TRUE(store_.Mount()) << store_.log();
-  }
-  void TearDown() override {
-    if (store_.daemon_pid() > 0) EXPECT_EQ(store_.Unmount(), 0) << store_.log();
-  }
-  void Remount() {
-    ASSERT_EQ(store_.Unmount(), 0) << store_.log();
-    ASSERT_TRUE(store_.Mount()) << store_.log();
-  }
-  void CrashAndRemount() {
-    store_.Kill();
-    ASSERT_TRUE(store_.Mount()) << store_.log();
-  }
-  std::string P(const std::string& rel) { return store_.Path(rel); }
-  MountedStore store_;
-};
+using PersistenceTest = MountedTest;
 
 TEST_F(PersistenceTest, RemountFindsTheIdenticalTree) {
   ASSERT_EQ(mkdir(P("global_step100").c_str(), 0750), 0);
@@ -180,6 +162,29 @@ TEST_F(PersistenceTest, FileUnlinkedWhileOpenIsGoneAfterCrash) {
   ASSERT_EQ(statvfs(store_.mountpoint().c_str(), &after), 0);
   // The orphan's 40 MiB came back (within a segment's slack).
   EXPECT_GE(after.f_bfree * after.f_frsize + (8u << 20), empty.f_bfree * empty.f_frsize);
+}
+
+TEST_F(PersistenceTest, FlippedBitOnTheDeviceReadsAsEioNeverAsWrongBytes) {
+  std::string victim = Random(2 << 20, 12), bystander = Random(2 << 20, 13);
+  ASSERT_TRUE(WriteFile(P("victim"), victim, true));
+  ASSERT_TRUE(WriteFile(P("bystander"), bystander, true));
+  ASSERT_EQ(store_.Unmount(), 0);
+  uint64_t at = FindInImage(store_.store(), victim, 1 << 20);
+  ASSERT_NE(at, 0u);
+  FlipBit(store_.store(), at + 100);
+  ASSERT_TRUE(store_.Mount()) << store_.log();
+
+  int fd = open(P("victim").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  char buf[4096];
+  EXPECT_EQ(pread(fd, buf, sizeof buf, 0), -1);
+  EXPECT_EQ(errno, EIO);
+  // The damaged run is the first 1 MiB; the second is intact and readable.
+  ASSERT_EQ(pread(fd, buf, sizeof buf, 1 << 20), static_cast<ssize_t>(sizeof buf));
+  EXPECT_EQ(std::string(buf, sizeof buf), victim.substr(1 << 20, sizeof buf));
+  close(fd);
+  EXPECT_EQ(ReadFile(P("bystander")), bystander);
+  EXPECT_NE(store_.log().find("checksum mismatch"), std::string::npos) << store_.log();
 }
 
 }  // namespace

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "file_util.h"
-#include "mounted_store.h"
+#include "mounted_test.h"
 
 namespace ckptfs::testing {
 namespace {
@@ -34,18 +34,7 @@ std::set<std::string> List(const std::string& dir) {
   return names;
 }
 
-class PosixOpsTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ASSERT_EQ(store_.Format("512M"), 0);
-    ASSERT_TRUE(store_.Mount()) << store_.log();
-  }
-  void TearDown() override {
-    if (store_.daemon_pid() > 0) EXPECT_EQ(store_.Unmount(), 0) << store_.log();
-  }
-  std::string P(const std::string& rel) { return store_.Path(rel); }
-  MountedStore store_;
-};
+using PosixOpsTest = MountedTest;
 
 TEST_F(PosixOpsTest, WriteReadAndStat) {
   std::string data = Random(5 * 1000 * 1000 + 17, 1);
@@ -102,7 +91,9 @@ TEST_F(PosixOpsTest, DirectoriesListAndRemove) {
   EXPECT_EQ(rmdir(P("d").c_str()), -1);
   EXPECT_EQ(errno, ENOTEMPTY);
   for (const auto& name : want) {
-    if (name != "." && name != "..") ASSERT_EQ(unlink(P("d/" + name).c_str()), 0);
+    if (name != "." && name != "..") {
+      ASSERT_EQ(unlink(P("d/" + name).c_str()), 0);
+    }
   }
   EXPECT_EQ(rmdir(P("d").c_str()), 0);
   struct stat st;

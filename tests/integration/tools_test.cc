@@ -7,28 +7,21 @@
 #include <string>
 
 #include "file_util.h"
-#include "mounted_store.h"
+#include "mounted_test.h"
 
 namespace ckptfs::testing {
 namespace {
 
 constexpr const char* kPython = "/usr/bin/python3";  // Debian's, with python3-torch
 
-class ToolsTest : public ::testing::Test {
+class ToolsTest : public MountedTest {
  protected:
-  void SetUp() override {
-    ASSERT_EQ(store_.Format("1G"), 0);
-    ASSERT_TRUE(store_.Mount()) << store_.log();
-  }
-  void TearDown() override {
-    if (store_.daemon_pid() > 0) EXPECT_EQ(store_.Unmount(), 0) << store_.log();
-  }
+  ToolsTest() : MountedTest("1G") {}
   std::string Script(const std::string& name, const std::string& body) {
     std::string path = store_.dir() + "/" + name;
     std::ofstream(path) << body;
     return path;
   }
-  MountedStore store_;
 };
 
 TEST_F(ToolsTest, TorchSaveThenLoadInAFreshProcessAfterRemount) {

@@ -12,6 +12,7 @@
 
 #include "ckptfs/filesystem.h"
 #include "format/superblock.h"
+#include "store_image.h"
 
 namespace ckptfs {
 namespace {
@@ -57,26 +58,9 @@ class FsckTest : public ::testing::Test {
     output_ = ss.str();
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
   }
-  void FlipByte(uint64_t offset) {
-    std::fstream f(store_, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekg(static_cast<std::streamoff>(offset));
-    char c;
-    f.read(&c, 1);
-    c ^= 0x08;
-    f.seekp(static_cast<std::streamoff>(offset));
-    f.write(&c, 1);
-  }
-  // The device address of shard `i`'s first stored run, from its data: the
-  // first segment whose bytes start with that shard's first 4 KiB.
-  uint64_t FindOnDevice(const std::string& needle) {
-    std::ifstream in(store_, std::ios::binary);
-    std::string block(4096, '\0');
-    for (uint64_t off = kDataStart; in.seekg(static_cast<std::streamoff>(off)),
-                  in.read(block.data(), 4096);
-         off += 4096) {
-      if (block.compare(0, 4096, needle, 0, 4096) == 0) return off;
-    }
-    return 0;
+  void FlipByte(uint64_t offset) { testing::FlipBit(store_, offset); }
+  uint64_t FindOnDevice(const std::string& data) {
+    return testing::FindInImage(store_, data, kDataStart);
   }
 
   std::string dir_, store_, output_;
