@@ -1,0 +1,165 @@
+// fsx-style stress through the mount: threads create, write, overwrite,
+// truncate, rename and delete files at random and every read is checked
+// against an in-memory model of what each file must contain. The run length
+// is CKPTFS_STRESS_SECONDS (default 15); operation counts are printed.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "file_util.h"
+#include "mounted_test.h"
+
+namespace ckptfs::testing {
+namespace {
+
+int StressSeconds() {
+  const char* env = std::getenv("CKPTFS_STRESS_SECONDS");
+  return env ? std::max(1, std::atoi(env)) : 15;
+}
+
+// One thread's files. Names are private to the thread, so the model needs
+// no lock; cross-thread traffic comes from sharing the namespace and log.
+struct Worker {
+  int id;
+  std::mt19937_64 rng;
+  std::vector<std::string> model;  // contents by slot; empty optional via `exists`
+  std::vector<bool> exists;
+  uint64_t ops = 0, bytes_checked = 0;
+  std::string failure;
+};
+
+class StressTest : public MountedTest {
+ protected:
+  StressTest() : MountedTest("2G") {}
+
+  std::string Name(int worker, int slot, bool alt = false) {
+    return P("w" + std::to_string(worker) + (alt ? "/renamed-" : "/f-") + std::to_string(slot));
+  }
+
+  void Fail(Worker& w, const std::string& what) {
+    if (w.failure.empty()) w.failure = what + " (errno " + std::to_string(errno) + ")";
+  }
+
+  void Step(Worker& w) {
+    constexpr int kSlots = 12;
+    const int slot = static_cast<int>(w.rng() % kSlots);
+    const std::string path = Name(w.id, slot);
+    const int op = static_cast<int>(w.rng() % 100);
+    ++w.ops;
+    if (!w.exists[slot]) {  // create with initial content
+      size_t len = w.rng() % (3 << 20);
+      std::string data(len, '\0');
+      for (auto& c : data) c = static_cast<char>(w.rng());
+      int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd < 0 || write(fd, data.data(), len) != static_cast<ssize_t>(len) || close(fd) != 0) {
+        return Fail(w, "create " + path);
+      }
+      w.model[slot] = std::move(data);
+      w.exists[slot] = true;
+      return;
+    }
+    std::string& model = w.model[slot];
+    if (op < 35) {  // pwrite at a random offset, possibly extending
+      size_t off = w.rng() % (model.size() + 65536);
+      size_t len = 1 + w.rng() % (512 << 10);
+      std::string data(len, '\0');
+      for (auto& c : data) c = static_cast<char>(w.rng());
+      int fd = open(path.c_str(), O_WRONLY);
+      if (fd < 0 || pwrite(fd, data.data(), len, static_cast<off_t>(off)) != static_cast<ssize_t>(len) ||
+          close(fd) != 0) {
+        return Fail(w, "pwrite " + path);
+      }
+      if (model.size() < off + len) model.resize(off + len, '\0');
+      model.replace(off, len, data);
+    } else if (op < 65) {  // read a random range and compare
+      size_t off = model.empty() ? 0 : w.rng() % model.size();
+      size_t len = 1 + w.rng() % (1 << 20);
+      std::string got(len, '\0');
+      int fd = open(path.c_str(), O_RDONLY);
+      ssize_t n = fd < 0 ? -1 : pread(fd, got.data(), len, static_cast<off_t>(off));
+      if (fd >= 0) close(fd);
+      size_t want = off < model.size() ? std::min(len, model.size() - off) : 0;
+      if (n != static_cast<ssize_t>(want)) return Fail(w, "short read of " + path);
+      if (got.compare(0, want, model, off, want) != 0) {
+        return Fail(w, "MISMATCH reading " + path + " at " + std::to_string(off));
+      }
+      w.bytes_checked += want;
+    } else if (op < 78) {  // truncate up or down
+      size_t size = w.rng() % (model.size() + (1 << 20));
+      if (truncate(path.c_str(), static_cast<off_t>(size)) != 0) return Fail(w, "truncate " + path);
+      model.resize(size, '\0');
+    } else if (op < 88) {  // rename away and back (replacing nothing)
+      std::string alt = Name(w.id, slot, true);
+      if (rename(path.c_str(), alt.c_str()) != 0 || rename(alt.c_str(), path.c_str()) != 0) {
+        return Fail(w, "rename " + path);
+      }
+    } else if (op < 94) {  // fsync
+      int fd = open(path.c_str(), O_RDONLY);
+      if (fd < 0 || fsync(fd) != 0) return Fail(w, "fsync " + path);
+      close(fd);
+    } else {  // delete
+      if (unlink(path.c_str()) != 0) return Fail(w, "unlink " + path);
+      w.exists[slot] = false;
+      model.clear();
+    }
+  }
+
+  // Every file of every worker must read back exactly as modelled.
+  void VerifyAll(std::vector<Worker>& workers) {
+    for (auto& w : workers) {
+      for (size_t slot = 0; slot < w.model.size(); ++slot) {
+        struct stat st;
+        bool present = stat(Name(w.id, static_cast<int>(slot)).c_str(), &st) == 0;
+        ASSERT_EQ(present, static_cast<bool>(w.exists[slot])) << Name(w.id, static_cast<int>(slot));
+        if (present) {
+          ASSERT_EQ(ReadFile(Name(w.id, static_cast<int>(slot))), w.model[slot])
+              << Name(w.id, static_cast<int>(slot));
+        }
+      }
+    }
+  }
+};
+
+TEST_F(StressTest, RandomOperationsMatchTheModelLiveAndAfterRemount) {
+  constexpr int kWorkers = 6;
+  std::vector<Worker> workers(kWorkers);
+  for (int i = 0; i < kWorkers; ++i) {
+    workers[i].id = i;
+    workers[i].rng.seed(0xC0FFEE + i);
+    workers[i].model.resize(12);
+    workers[i].exists.assign(12, false);
+    ASSERT_EQ(mkdir(P("w" + std::to_string(i)).c_str(), 0755), 0);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(StressSeconds());
+  std::vector<std::thread> threads;
+  for (auto& w : workers) {
+    threads.emplace_back([&, wp = &w] {
+      while (wp->failure.empty() && std::chrono::steady_clock::now() < deadline) Step(*wp);
+    });
+  }
+  for (auto& t : threads) t.join();
+  uint64_t ops = 0, checked = 0;
+  for (auto& w : workers) {
+    ASSERT_TRUE(w.failure.empty()) << "worker " << w.id << ": " << w.failure;
+    ops += w.ops;
+    checked += w.bytes_checked;
+  }
+  std::printf("stress: %llu operations in %d s, %llu bytes checked by random reads\n",
+              static_cast<unsigned long long>(ops), StressSeconds(),
+              static_cast<unsigned long long>(checked));
+  VerifyAll(workers);
+  Remount();
+  VerifyAll(workers);
+}
+
+}  // namespace
+}  // namespace ckptfs::testing
