@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "log/log_reader.h"
+#include "meta/snapshot.h"
 
 namespace ckptfs {
 namespace {
@@ -77,8 +78,9 @@ Status LogStructuredFs::Recover() {
   if (!root || !root->is_dir()) return Status::Corruption("store has no root directory");
   segments_.FinishReplay(replay.segments);
 
-  log_writer_ = std::make_unique<LogWriter>(device_.get(), sb_, replay.end,
-                                            [this] { return segments_.AllocateMeta(); });
+  log_segments_ = replay.segments;
+  log_bytes_at_open_ = replay.bytes;
+  log_writer_ = MakeLogWriter(replay.end, &log_segments_);
   DataLogOptions data_options;
   data_options.memory_budget = options_.memory_budget;
   data_options.flusher_threads = options_.flusher_threads;
@@ -156,6 +158,79 @@ Status LogStructuredFs::Mutate(const Record& r) {
   return Status::Ok();
 }
 
+std::unique_ptr<LogWriter> LogStructuredFs::MakeLogWriter(LogPosition at,
+                                                          std::vector<uint32_t>* chain) {
+  return std::make_unique<LogWriter>(device_.get(), sb_, at, [this, chain]() -> Result<uint32_t> {
+    CKPTFS_ASSIGN_OR_RETURN(uint32_t s, segments_.AllocateMeta());
+    chain->push_back(s);
+    return s;
+  });
+}
+
+Status LogStructuredFs::Fail(const Status& s) {
+  std::unique_lock<std::shared_mutex> lock(ns_mu_);
+  failed_ = s;
+  spdlog::error("commit failed, store is now read-only: {}", s.ToString());
+  return s;
+}
+
+bool LogStructuredFs::LogNeedsCompaction() const {
+  const uint64_t bytes = log_bytes_at_open_ + log_writer_->bytes_written();
+  return bytes >= options_.compact_log_bytes && bytes >= 4 * last_snapshot_bytes_;
+}
+
+Status LogStructuredFs::CompactLogLocked() {
+  if (!failed_.ok()) return failed_;
+  std::string snapshot;
+  uint64_t seq;
+  uint64_t epoch;
+  {
+    // The snapshot includes every applied change, so the pending records
+    // are covered by it and must not be written again after it.
+    std::unique_lock<std::shared_mutex> lock(ns_mu_);
+    EncodeSnapshot(ns_, &snapshot);
+    pending_records_.clear();
+    seq = pending_seq_;
+    epoch = segments_.BeginCommit();
+  }
+  Status s = data_->Sync();  // the snapshot points at all data written so far
+  if (!s.ok()) return Fail(s);
+  auto head = segments_.AllocateMeta();
+  if (!head.ok()) return Fail(head.status());
+  const LogPosition old_end = log_writer_->position();
+  std::vector<uint32_t> chain = {*head};
+  // The new chain continues the lsn sequence, so no block of an older chain
+  // can ever pass for one of its blocks.
+  LogPosition start{*head, 0, old_end.lsn, old_end.prev_crc};
+  auto writer = MakeLogWriter(start, &chain);
+  s = writer->Append(snapshot);
+  if (s.ok()) s = device_->Flush();
+  Superblock next = sb_;
+  next.generation += 1;
+  next.log_head_segment = start.segment;
+  next.log_head_lsn = start.lsn;
+  next.log_head_prev_crc = start.prev_crc;
+  if (s.ok()) s = WriteSuperblock(device_.get(), next);
+  if (!s.ok()) return Fail(s);
+  // From here on a mount reads the new chain; the old one is free space.
+  sb_ = next;
+  segments_.FreeMeta(log_segments_);
+  spdlog::info("compacted the metadata log: {} bytes in {} segment(s) became a {}-byte snapshot",
+               log_bytes_at_open_ + log_writer_->bytes_written(), log_segments_.size(),
+               writer->bytes_written());
+  log_segments_ = std::move(chain);
+  log_bytes_at_open_ = 0;
+  last_snapshot_bytes_ = writer->bytes_written();
+  log_writer_ = std::move(writer);
+  {
+    std::unique_lock<std::shared_mutex> lock(reclaim_mu_);
+    segments_.CommitDurable(epoch);
+  }
+  durable_seq_.store(seq);
+  compactions_.fetch_add(1);
+  return Status::Ok();
+}
+
 Status LogStructuredFs::CommitLocked() {
   if (!failed_.ok()) return failed_;
   std::string batch;
@@ -172,18 +247,14 @@ Status LogStructuredFs::CommitLocked() {
     s = log_writer_->Append(batch);
     if (s.ok()) s = device_->Flush();
   }
-  if (!s.ok()) {
-    std::unique_lock<std::shared_mutex> lock(ns_mu_);
-    failed_ = s;
-    spdlog::error("commit failed, store is now read-only: {}", s.ToString());
-    return s;
-  }
+  if (!s.ok()) return Fail(s);
   {
     std::unique_lock<std::shared_mutex> lock(reclaim_mu_);
     segments_.CommitDurable(epoch);
   }
   durable_seq_.store(seq);
   commits_.fetch_add(1);
+  if (LogNeedsCompaction()) return CompactLogLocked();
   return Status::Ok();
 }
 
@@ -657,6 +728,7 @@ StoreStats LogStructuredFs::Stats() {
   s.segments_written = d.segments_written;
   s.appends = d.appends;
   s.commits = commits_.load();
+  s.log_compactions = compactions_.load();
   return s;
 }
 

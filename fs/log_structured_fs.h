@@ -87,6 +87,14 @@ class LogStructuredFs : public FileSystem {
   Result<DataLog::Ticket> AppendData(const char* data, size_t len);
   // Commits all pending records (and the data they need). Requires commit_mu_.
   Status CommitLocked();
+  // Rewrites the metadata log as a snapshot of the namespace in a new chain,
+  // switches the superblock to it and frees the old chain. Requires commit_mu_.
+  Status CompactLogLocked();
+  bool LogNeedsCompaction() const;
+  // A writer for a chain whose segments are recorded in `*chain`.
+  std::unique_ptr<LogWriter> MakeLogWriter(LogPosition at, std::vector<uint32_t>* chain);
+  // Records that a commit failed; the store is read-only from then on.
+  Status Fail(const Status& s);
   void CommitterLoop();
   struct stat StatOf(const Inode& node) const;
   // statfs figures given the inode count (read under ns_mu_ by the caller).
@@ -95,11 +103,15 @@ class LogStructuredFs : public FileSystem {
 
   const MountOptions options_;
   const std::unique_ptr<BlockDevice> device_;
-  const Superblock sb_;
+  // Geometry never changes; the log head fields change under commit_mu_.
+  Superblock sb_;
   SegmentTable segments_;
 
   std::mutex commit_mu_;
   std::unique_ptr<LogWriter> log_writer_;  // commit_mu_
+  std::vector<uint32_t> log_segments_;     // commit_mu_: the chain, head first
+  uint64_t log_bytes_at_open_ = 0;         // commit_mu_: chain bytes before log_writer_
+  uint64_t last_snapshot_bytes_ = 0;       // commit_mu_
   Status failed_;                          // first commit failure; commit_mu_ and ns_mu_
 
   mutable std::shared_mutex ns_mu_;
@@ -119,6 +131,7 @@ class LogStructuredFs : public FileSystem {
   std::thread committer_;
 
   std::atomic<uint64_t> commits_{0};
+  std::atomic<uint64_t> compactions_{0};
   std::atomic<uint64_t> bytes_written_{0};
 };
 

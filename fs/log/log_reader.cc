@@ -68,6 +68,7 @@ Result<LogReplayResult> LogReader::Replay(const RecordHandler& handler) {
       CKPTFS_RETURN_IF_ERROR(handler(*rec));
     }
     ++result.blocks;
+    result.bytes += block_len;
     pos.lsn += 1;
     pos.prev_crc = crc;
     if (next_segment) {

@@ -18,6 +18,7 @@ struct LogReplayResult {
   LogPosition end;                         // where the next block goes
   std::vector<uint32_t> segments;          // metadata segments of the chain, in order
   uint64_t blocks = 0;
+  uint64_t bytes = 0;                      // sum of the blocks' lengths
   uint64_t records = 0;
   std::string stop_reason;                 // why the walk ended, for logs and fsck
   // Set when a valid block of a later commit lies beyond the stop point: the

@@ -58,6 +58,7 @@ Status LogWriter::WriteBlocks(std::string_view records) {
     std::memcpy(buf.data(), staged.data(), staged.size());
     Status s = device_->Write(sb_.SegmentOffset(position_.segment) + staged_start, buf.data(),
                               staged.size());
+    bytes_written_ += staged.size();
     staged.clear();
     return s;
   };

@@ -32,6 +32,8 @@ class LogWriter {
   Status Append(std::string_view records);
 
   const LogPosition& position() const { return position_; }
+  // Bytes of blocks this writer has written.
+  uint64_t bytes_written() const { return bytes_written_; }
 
  private:
   // Builds one block holding `payload` at the current position into `out`.
@@ -43,6 +45,7 @@ class LogWriter {
   LogPosition position_;
   SegmentAllocator allocate_;
   uint64_t commit_lsn_ = 0;  // first lsn of the Append in progress
+  uint64_t bytes_written_ = 0;
   Status failed_;
 };
 

@@ -32,6 +32,7 @@ struct BodyEncoder {
   void operator()(const record::RemoveXattr& r) { e.U64(r.ino); e.Bytes(r.name); e.I64(r.time_ns); }
   void operator()(const record::FreeInode& r) { e.U64(r.ino); }
   void operator()(const record::NextSegment& r) { e.U32(r.segment); }
+  void operator()(const record::NextInode& r) { e.U64(r.next); }
 };
 
 template <typename T>
@@ -81,6 +82,8 @@ template <>
 bool DecodeBody(Decoder& d, record::FreeInode* r) { return d.U64(&r->ino); }
 template <>
 bool DecodeBody(Decoder& d, record::NextSegment* r) { return d.U32(&r->segment); }
+template <>
+bool DecodeBody(Decoder& d, record::NextInode* r) { return d.U64(&r->next); }
 
 template <size_t I>
 Result<Record> DecodeAlternative(size_t index, Decoder& d) {

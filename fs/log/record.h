@@ -16,6 +16,8 @@
 //   9 RemoveXattr  ino u64, name str, time
 //   10 FreeInode   ino u64
 //   11 NextSegment segment u32 (log chain only; never reaches the namespace)
+//   12 NextInode   next u64 (the inode counter, so numbers stay unique
+//                  across a compaction that drops freed inodes)
 #pragma once
 
 #include <cstdint>
@@ -110,13 +112,16 @@ struct FreeInode {
 struct NextSegment {
   uint32_t segment;
 };
+struct NextInode {
+  uint64_t next;
+};
 
 }  // namespace record
 
 using Record = std::variant<record::CreateInode, record::Link, record::Unlink, record::Rename,
                             record::SetAttr, record::Truncate, record::WriteExtent,
                             record::SetXattr, record::RemoveXattr, record::FreeInode,
-                            record::NextSegment>;
+                            record::NextSegment, record::NextInode>;
 
 // Appends the encoding of `r` (type, length, body) to `out`.
 void EncodeRecord(const Record& r, std::string* out);

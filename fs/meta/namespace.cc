@@ -88,6 +88,10 @@ Status Namespace::Apply(const Record& r) {
         else if constexpr (std::is_same_v<T, record::SetXattr>) return ApplySetXattr(rec);
         else if constexpr (std::is_same_v<T, record::RemoveXattr>) return ApplyRemoveXattr(rec);
         else if constexpr (std::is_same_v<T, record::FreeInode>) return ApplyFree(rec);
+        else if constexpr (std::is_same_v<T, record::NextInode>) {
+          next_ino_ = std::max(next_ino_, rec.next);
+          return Status::Ok();
+        }
         else return Status::Corruption("NextSegment record outside the log chain");
       },
       r);

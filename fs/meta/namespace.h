@@ -40,6 +40,7 @@ class Namespace {
 
   // The next unused inode number; never reused within a store.
   uint64_t AllocateIno() { return next_ino_++; }
+  uint64_t next_ino() const { return next_ino_; }
   size_t inode_count() const { return inodes_.size(); }
   const std::unordered_map<uint64_t, std::unique_ptr<Inode>>& inodes() const { return inodes_; }
 

@@ -60,6 +60,15 @@ Result<uint32_t> SegmentTable::AllocateMeta() {
   return TakeFreeLocked(0, SegmentState::kMeta);
 }
 
+void SegmentTable::FreeMeta(const std::vector<uint32_t>& segments) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (uint32_t s : segments) {
+    if (segments_[s].state != SegmentState::kMeta) continue;
+    segments_[s] = Info{};
+    ++free_count_;
+  }
+}
+
 void SegmentTable::Deactivate(uint32_t segment) {
   std::lock_guard<std::mutex> lock(mu_);
   segments_[segment].active = false;

@@ -45,6 +45,8 @@ class SegmentTable : public SpaceObserver {
   Result<uint32_t> AllocateData();
   // A fresh segment for the metadata log; may dip into the reserve.
   Result<uint32_t> AllocateMeta();
+  // Metadata segments of a log chain that the superblock no longer names.
+  void FreeMeta(const std::vector<uint32_t>& segments);
   // The data log no longer buffers `segment`.
   void Deactivate(uint32_t segment);
 

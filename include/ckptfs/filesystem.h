@@ -49,6 +49,7 @@ struct StoreStats {
   uint64_t device_bytes_written = 0;
   uint64_t segments_written = 0;
   uint64_t commits = 0;
+  uint64_t log_compactions = 0;
   uint64_t appends = 0;
 };
 

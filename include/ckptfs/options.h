@@ -23,6 +23,9 @@ struct MountOptions {
   uint32_t commit_interval_ms = 5000;
   bool direct_io = true;
   bool use_uring = true;
+  // The metadata log is compacted (rewritten as a snapshot of the namespace)
+  // once it holds this many bytes and four times the last snapshot's size.
+  uint64_t compact_log_bytes = 64ull << 20;
 };
 
 }  // namespace ckptfs

@@ -22,6 +22,7 @@ std::vector<Record> AllKinds() {
       record::RemoveXattr{5, "user.k", 131},
       record::FreeInode{5},
       record::NextSegment{9},
+      record::NextInode{12345},
   };
 }
 
