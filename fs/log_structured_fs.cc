@@ -103,6 +103,7 @@ void LogStructuredFs::Start() {
   started_ = true;
   data_->Start();
   committer_ = std::thread([this] { CommitterLoop(); });
+  cleaner_ = std::thread([this] { CleanerLoop(); });
 }
 
 Status LogStructuredFs::Close() {
@@ -114,6 +115,7 @@ Status LogStructuredFs::Close() {
     bg_cv_.notify_all();
   }
   if (committer_.joinable()) committer_.join();
+  if (cleaner_.joinable()) cleaner_.join();
   if (!data_) return Status::Ok();  // Recover never ran
   if (!started_) data_->Start();
   Status s;
@@ -566,9 +568,16 @@ Result<DataLog::Ticket> LogStructuredFs::AppendData(const char* data, size_t len
   auto ticket = data_->Append(data, len);
   if (ticket.ok() || !ticket.status().IsNoSpace()) return ticket;
   // Segments freed by deletions become reusable once their records commit.
-  Status s = Sync();
-  if (!s.ok()) return s;
-  return data_->Append(data, len);
+  CKPTFS_RETURN_IF_ERROR(Sync());
+  ticket = data_->Append(data, len);
+  // Then dead space inside partly live segments: clean until the write fits
+  // or nothing is left to clean (the store is truly full).
+  for (int round = 0; round < 64 && !ticket.ok() && ticket.status().IsNoSpace(); ++round) {
+    CKPTFS_ASSIGN_OR_RETURN(uint64_t moved, CleanOnce(8));
+    if (moved == 0 && segments_.Usage().pending_free == 0) break;
+    ticket = data_->Append(data, len);
+  }
+  return ticket;
 }
 
 Result<size_t> LogStructuredFs::Write(uint64_t ino, uint64_t offset, const char* data,
@@ -729,6 +738,8 @@ StoreStats LogStructuredFs::Stats() {
   s.appends = d.appends;
   s.commits = commits_.load();
   s.log_compactions = compactions_.load();
+  s.cleaner_bytes_moved = cleaned_bytes_.load();
+  s.cleaner_segments = cleaned_segments_.load();
   return s;
 }
 

@@ -3,6 +3,7 @@
 // data log (segment/) and the device (io/).
 //
 // Locking, outermost first:
+//   clean_mu_    one cleaning pass at a time
 //   commit_mu_   one commit at a time (group commit: waiters re-check)
 //   ns_mu_       the namespace and the pending log records; shared for
 //                lookups and reads, exclusive for every change, so the log
@@ -96,6 +97,11 @@ class LogStructuredFs : public FileSystem {
   // Records that a commit failed; the store is read-only from then on.
   Status Fail(const Status& s);
   void CommitterLoop();
+  // Empties up to `max_victims` segments (fs/cleaning.cc); returns the live
+  // bytes moved. Takes clean_mu_, then the namespace and commit locks.
+  Result<uint64_t> CleanOnce(size_t max_victims);
+  bool SpaceIsLow() const;
+  void CleanerLoop();
   struct stat StatOf(const Inode& node) const;
   // statfs figures given the inode count (read under ns_mu_ by the caller).
   struct statvfs StatFsFor(size_t inodes) const;
@@ -129,9 +135,13 @@ class LogStructuredFs : public FileSystem {
   bool started_ = false;
   bool closed_ = false;
   std::thread committer_;
+  std::thread cleaner_;
+  std::mutex clean_mu_;
 
   std::atomic<uint64_t> commits_{0};
   std::atomic<uint64_t> compactions_{0};
+  std::atomic<uint64_t> cleaned_bytes_{0};
+  std::atomic<uint64_t> cleaned_segments_{0};
   std::atomic<uint64_t> bytes_written_{0};
 };
 

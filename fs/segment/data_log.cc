@@ -42,7 +42,7 @@ void DataLog::Start() {
   for (unsigned i = 0; i < flusher_count_; ++i) flushers_.emplace_back([this] { FlusherLoop(); });
 }
 
-Result<DataLog::Ticket> DataLog::Append(const void* data, size_t len) {
+Result<DataLog::Ticket> DataLog::Append(const void* data, size_t len, Stream stream) {
   const uint64_t stored = AlignUp(len, kBlockSize);
   if (len == 0 || stored > sb_.segment_size) {
     return Status::Invalid("append of " + std::to_string(len) + " bytes");
@@ -54,12 +54,13 @@ Result<DataLog::Ticket> DataLog::Append(const void* data, size_t len) {
     for (;;) {
       if (!io_error_.ok()) return io_error_;
       if (stopping_) return Status::IOError("data log is closed");
-      if (open_ && open_->fill + stored <= sb_.segment_size) break;
-      if (open_) SealLocked();
-      CKPTFS_ASSIGN_OR_RETURN(auto fresh, NewBufferLocked(lock));
-      if (fresh) open_ = std::move(fresh);
+      std::shared_ptr<Buffer>& open = open_[static_cast<int>(stream)];
+      if (open && open->fill + stored <= sb_.segment_size) break;
+      if (open) SealLocked(open);
+      CKPTFS_ASSIGN_OR_RETURN(auto fresh, NewBufferLocked(lock, stream));
+      if (fresh) open = std::move(fresh);
     }
-    buffer = open_;
+    buffer = open_[static_cast<int>(stream)];
     start = buffer->fill;
     buffer->fill += stored;
     buffer->inflight.insert(start);
@@ -81,13 +82,14 @@ Result<DataLog::Ticket> DataLog::Append(const void* data, size_t len) {
 // Returns a new open buffer, or nullptr after waiting for one to come free
 // (the caller re-checks its state, since others ran while it waited).
 Result<std::shared_ptr<DataLog::Buffer>> DataLog::NewBufferLocked(
-    std::unique_lock<std::mutex>& lock) {
+    std::unique_lock<std::mutex>& lock, Stream stream) {
   if (buffers_in_use_ >= max_buffers_) {
     stats_.waits_for_buffer += 1;
     changed_.wait(lock);
     return std::shared_ptr<Buffer>();
   }
-  CKPTFS_ASSIGN_OR_RETURN(uint32_t segment, segments_->AllocateData());
+  CKPTFS_ASSIGN_OR_RETURN(uint32_t segment,
+                          segments_->AllocateData(/*for_cleaner=*/stream == Stream::kCleaner));
   // Runs cached from this segment's previous life are about to be overwritten.
   read_cache_.Invalidate(sb_.SegmentOffset(segment), sb_.SegmentOffset(segment) + sb_.segment_size);
   auto buffer = std::make_shared<Buffer>();
@@ -104,10 +106,10 @@ Result<std::shared_ptr<DataLog::Buffer>> DataLog::NewBufferLocked(
   return buffer;
 }
 
-void DataLog::SealLocked() {
-  open_->sealed = true;
-  sealed_queue_.push_back(std::move(open_));
-  open_.reset();
+void DataLog::SealLocked(std::shared_ptr<Buffer>& open) {
+  open->sealed = true;
+  sealed_queue_.push_back(std::move(open));
+  open.reset();
   changed_.notify_all();
 }
 
@@ -211,23 +213,24 @@ Status DataLog::Read(const PhysicalExtent& extent, uint32_t skip, void* dst, siz
 
 Status DataLog::Sync() {
   std::vector<std::shared_ptr<Buffer>> sealed;
-  std::shared_ptr<Buffer> open;
-  uint64_t end = 0;
+  std::vector<std::pair<std::shared_ptr<Buffer>, uint64_t>> open;  // buffer, end
   {
     std::unique_lock<std::mutex> lock(mu_);
     if (!io_error_.ok()) return io_error_;
     for (auto& [segment, buffer] : active_) {
       if (buffer->sealed) sealed.push_back(buffer);
     }
-    if (open_) {
-      open = open_;
-      end = open->fill;
-      changed_.wait(lock, [&] {
-        return open->inflight.empty() || *open->inflight.begin() >= end;
-      });
+    for (auto& buffer : open_) {
+      if (!buffer) continue;
+      const uint64_t end = buffer->fill;
+      std::shared_ptr<Buffer> b = buffer;
+      changed_.wait(lock, [&] { return b->inflight.empty() || *b->inflight.begin() >= end; });
+      open.emplace_back(std::move(b), end);
     }
   }
-  if (open) CKPTFS_RETURN_IF_ERROR(WriteUpTo(open.get(), end, /*partial=*/true));
+  for (auto& [buffer, end] : open) {
+    CKPTFS_RETURN_IF_ERROR(WriteUpTo(buffer.get(), end, /*partial=*/true));
+  }
   {
     std::unique_lock<std::mutex> lock(mu_);
     if (flushers_.empty() && !sealed.empty()) {
@@ -247,7 +250,9 @@ Status DataLog::Close() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_ && flushers_.empty() && sealed_queue_.empty()) return io_error_;
-    if (open_) SealLocked();
+    for (auto& open : open_) {
+      if (open) SealLocked(open);
+    }
     stopping_ = true;
     run_inline = flushers_.empty();
     changed_.notify_all();
@@ -272,7 +277,9 @@ DataLogStats DataLog::stats() const {
 
 uint64_t DataLog::open_buffer_room() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return open_ ? sb_.segment_size - open_->fill : 0;
+  uint64_t room = 0;
+  for (const auto& open : open_) room += open ? sb_.segment_size - open->fill : 0;
+  return room;
 }
 
 }  // namespace ckptfs

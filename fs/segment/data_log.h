@@ -1,13 +1,16 @@
 // DataLog: turns many concurrent writes into whole, aligned, sequential
 // segment writes.
 //
-// Writers append into the open in-memory segment buffer (each append 4 KiB
+// Writers append into an open in-memory segment buffer (each append 4 KiB
 // aligned, checksummed as it is copied). A full buffer is sealed and handed
 // to flusher threads, which write it to its segment in one large O_DIRECT
 // write while the next buffer fills; the memory budget bounds how many
 // buffers exist, and writers wait for a free one when all are in use. Sync
 // writes the open buffer's filled prefix too, so fsync never waits for a
 // segment to fill. Reads of data still in a buffer are served from memory.
+// There is one open buffer per stream: user writes and the cleaner's moves go
+// to different segments, so data that survived cleaning (cold) is not mixed
+// with fresh checkpoint data that will die together.
 //
 // Thread-safe. Lock order: a caller may hold its own locks; mu_ is taken
 // before the SegmentTable's, and a buffer's write_mu is never held with mu_.
@@ -56,6 +59,8 @@ class DataLog {
   struct Buffer;
 
  public:
+  enum class Stream { kUser = 0, kCleaner = 1 };
+
   // Keeps an append's reserved range from being written out (or its segment
   // retired) until the caller has recorded where the data went. Call Done()
   // after the extent is in the namespace; the destructor does it otherwise.
@@ -89,7 +94,7 @@ class DataLog {
   // Copies data[0, len) into the log; len must be at most segment_size.
   // NoSpace when no segment can be allocated; IOError after a failed device
   // write (the log then refuses further appends).
-  Result<Ticket> Append(const void* data, size_t len);
+  Result<Ticket> Append(const void* data, size_t len, Stream stream = Stream::kUser);
 
   // Reads len bytes starting `skip` bytes into `extent`, verifying the
   // extent's checksum when it comes from the device (Corruption on mismatch).
@@ -118,8 +123,9 @@ class DataLog {
   };
 
   void FinishTicket(Buffer* buffer, uint64_t start);
-  Result<std::shared_ptr<Buffer>> NewBufferLocked(std::unique_lock<std::mutex>& lock);
-  void SealLocked();
+  Result<std::shared_ptr<Buffer>> NewBufferLocked(std::unique_lock<std::mutex>& lock,
+                                                  Stream stream);
+  void SealLocked(std::shared_ptr<Buffer>& open);
   Status WriteUpTo(Buffer* buffer, uint64_t end, bool partial);
   void FlusherLoop();
   void RetireLocked(const std::shared_ptr<Buffer>& buffer);
@@ -132,7 +138,7 @@ class DataLog {
 
   mutable std::mutex mu_;  // guards everything below and Buffer's mu_ fields
   std::condition_variable changed_;  // tickets finished, buffers retired, work queued
-  std::shared_ptr<Buffer> open_;
+  std::shared_ptr<Buffer> open_[2];  // by Stream
   std::unordered_map<uint32_t, std::shared_ptr<Buffer>> active_;  // by segment
   std::deque<std::shared_ptr<Buffer>> sealed_queue_;
   std::vector<AlignedBuffer> spare_;  // recycled buffer memory

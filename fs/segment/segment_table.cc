@@ -9,7 +9,8 @@ namespace ckptfs {
 SegmentTable::SegmentTable(const Superblock& sb)
     : segment_size_(sb.segment_size),
       data_start_(sb.data_start),
-      reserve_(std::max<uint32_t>(2, sb.segment_count / 64)),
+      meta_reserve_(std::max<uint32_t>(2, sb.segment_count / 64)),
+      clean_reserve_(std::max<uint32_t>(2, sb.segment_count / 128)),
       segments_(sb.segment_count) {}
 
 void SegmentTable::FinishReplay(const std::vector<uint32_t>& meta_segments) {
@@ -48,9 +49,10 @@ Result<uint32_t> SegmentTable::TakeFreeLocked(uint32_t keep_free, SegmentState a
   return Status::NoSpace("free count says free, table says none");  // unreachable
 }
 
-Result<uint32_t> SegmentTable::AllocateData() {
+Result<uint32_t> SegmentTable::AllocateData(bool for_cleaner) {
   std::lock_guard<std::mutex> lock(mu_);
-  CKPTFS_ASSIGN_OR_RETURN(uint32_t s, TakeFreeLocked(reserve_, SegmentState::kData));
+  const uint32_t keep = meta_reserve_ + (for_cleaner ? 0 : clean_reserve_);
+  CKPTFS_ASSIGN_OR_RETURN(uint32_t s, TakeFreeLocked(keep, SegmentState::kData));
   segments_[s].active = true;
   return s;
 }
@@ -72,6 +74,7 @@ void SegmentTable::FreeMeta(const std::vector<uint32_t>& segments) {
 void SegmentTable::Deactivate(uint32_t segment) {
   std::lock_guard<std::mutex> lock(mu_);
   segments_[segment].active = false;
+  segments_[segment].written_seq = ++write_seq_;
   MaybeRetireLocked(segment);
 }
 
@@ -115,11 +118,22 @@ void SegmentTable::CommitDurable(uint64_t epoch) {
   }
 }
 
+std::vector<SegmentSummary> SegmentTable::CleaningCandidates() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<SegmentSummary> out;
+  for (uint32_t i = 0; i < segments_.size(); ++i) {
+    const Info& info = segments_[i];
+    if (info.state != SegmentState::kData || info.active || info.pending_free) continue;
+    out.push_back({i, info.live, write_seq_ - info.written_seq});
+  }
+  return out;
+}
+
 SegmentUsage SegmentTable::Usage() const {
   std::lock_guard<std::mutex> lock(mu_);
   SegmentUsage u;
   u.total = static_cast<uint32_t>(segments_.size());
-  u.reserved = reserve_;
+  u.reserved = meta_reserve_ + clean_reserve_;
   for (const Info& info : segments_) {
     switch (info.state) {
       case SegmentState::kFree: ++u.free; break;

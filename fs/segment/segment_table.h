@@ -28,7 +28,14 @@ struct SegmentUsage {
   uint32_t meta = 0;
   uint32_t pending_free = 0;
   uint64_t live_bytes = 0;
-  uint32_t reserved = 0;  // free segments kept back for the metadata log
+  uint32_t reserved = 0;  // free segments kept back for the metadata log and the cleaner
+};
+
+// One data segment as the cleaner sees it.
+struct SegmentSummary {
+  uint32_t segment;
+  uint64_t live_bytes;
+  uint64_t age;  // segments written since this one was, a proxy for how cold it is
 };
 
 class SegmentTable : public SpaceObserver {
@@ -41,8 +48,10 @@ class SegmentTable : public SpaceObserver {
   void FinishReplay(const std::vector<uint32_t>& meta_segments);
 
   // A fresh segment for the data log, marked active. NoSpace when only the
-  // metadata reserve is left.
-  Result<uint32_t> AllocateData();
+  // reserves are left: user writes may not take the cleaner's reserve (so
+  // cleaning can always make progress), and nothing but the metadata log
+  // may take the metadata reserve (so deleting files never fails).
+  Result<uint32_t> AllocateData(bool for_cleaner = false);
   // A fresh segment for the metadata log; may dip into the reserve.
   Result<uint32_t> AllocateMeta();
   // Metadata segments of a log chain that the superblock no longer names.
@@ -62,6 +71,8 @@ class SegmentTable : public SpaceObserver {
     return static_cast<uint32_t>((addr - data_start_) / segment_size_);
   }
   SegmentUsage Usage() const;
+  // Data segments that are written out (not buffered) and not yet free.
+  std::vector<SegmentSummary> CleaningCandidates() const;
   uint64_t segment_size() const { return segment_size_; }
 
  private:
@@ -71,19 +82,22 @@ class SegmentTable : public SpaceObserver {
     bool pending_free = false;
     uint64_t live = 0;
     uint64_t died_epoch = 0;
+    uint64_t written_seq = 0;  // write_seq_ when the data log let go of it
   };
   void MaybeRetireLocked(uint32_t segment);
   Result<uint32_t> TakeFreeLocked(uint32_t keep_free, SegmentState as);
 
   const uint64_t segment_size_;
   const uint64_t data_start_;
-  const uint32_t reserve_;
+  const uint32_t meta_reserve_;
+  const uint32_t clean_reserve_;
 
   mutable std::mutex mu_;  // guards everything below
   std::vector<Info> segments_;
   uint32_t free_count_ = 0;
   uint32_t cursor_ = 0;  // allocation continues after the last segment taken
   uint64_t epoch_ = 1;
+  uint64_t write_seq_ = 0;
 };
 
 }  // namespace ckptfs

@@ -50,6 +50,8 @@ struct StoreStats {
   uint64_t segments_written = 0;
   uint64_t commits = 0;
   uint64_t log_compactions = 0;
+  uint64_t cleaner_bytes_moved = 0;
+  uint64_t cleaner_segments = 0;
   uint64_t appends = 0;
 };
 

@@ -26,6 +26,9 @@ struct MountOptions {
   // The metadata log is compacted (rewritten as a snapshot of the namespace)
   // once it holds this many bytes and four times the last snapshot's size.
   uint64_t compact_log_bytes = 64ull << 20;
+  // Background cleaning moves at most this many bytes per second (0: no
+  // limit); foreground cleaning, when a write would fail, is not limited.
+  uint64_t clean_rate_bytes = 512ull << 20;
 };
 
 }  // namespace ckptfs

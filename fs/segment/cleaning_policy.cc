@@ -1,0 +1,26 @@
+// PickVictims implementation.
+#include "segment/cleaning_policy.h"
+
+#include <algorithm>
+
+namespace ckptfs {
+
+std::vector<uint32_t> PickVictims(std::vector<SegmentSummary> candidates, uint64_t segment_size,
+                                  size_t max_victims, double max_live_fraction) {
+  auto score = [segment_size](const SegmentSummary& s) {
+    const double u = static_cast<double>(s.live_bytes) / static_cast<double>(segment_size);
+    return (1.0 - u) * static_cast<double>(s.age + 1) / (1.0 + u);
+  };
+  std::erase_if(candidates, [&](const SegmentSummary& s) {
+    return static_cast<double>(s.live_bytes) > max_live_fraction * static_cast<double>(segment_size);
+  });
+  std::sort(candidates.begin(), candidates.end(),
+            [&](const SegmentSummary& a, const SegmentSummary& b) { return score(a) > score(b); });
+  std::vector<uint32_t> victims;
+  for (size_t i = 0; i < candidates.size() && victims.size() < max_victims; ++i) {
+    victims.push_back(candidates[i].segment);
+  }
+  return victims;
+}
+
+}  // namespace ckptfs
