@@ -206,6 +206,7 @@ Status LogStructuredFs::CompactLogLocked() {
   LogPosition start{*head, 0, old_end.lsn, old_end.prev_crc};
   auto writer = MakeLogWriter(start, &chain);
   s = writer->Append(snapshot);
+  metadata_bytes_.fetch_add(writer->bytes_written());
   if (s.ok()) s = device_->Flush();
   Superblock next = sb_;
   next.generation += 1;
@@ -246,7 +247,9 @@ Status LogStructuredFs::CommitLocked() {
   }
   Status s = data_->Sync();
   if (s.ok() && !batch.empty()) {
+    const uint64_t before = log_writer_->bytes_written();
     s = log_writer_->Append(batch);
+    metadata_bytes_.fetch_add(log_writer_->bytes_written() - before);
     if (s.ok()) s = device_->Flush();
   }
   if (!s.ok()) return Fail(s);
@@ -359,6 +362,9 @@ Result<struct stat> LogStructuredFs::SetAttr(uint64_t ino, const AttrChange& cha
     if (!node->is_regular()) return Status::Invalid("truncate of a special file");
     CKPTFS_RETURN_IF_ERROR(Mutate(record::Truncate{ino, change.size, now}));
   }
+  if ((change.set_size || change.set_uid || change.set_gid) && !change.set_mode) {
+    CKPTFS_RETURN_IF_ERROR(DropSetIdBits(ino));
+  }
   record::SetAttr r{ino, record::SetAttr::kCtime, 0, 0, 0, 0, 0, now};
   if (change.set_mode) { r.valid |= record::SetAttr::kMode; r.mode = change.mode; }
   if (change.set_uid) { r.valid |= record::SetAttr::kUid; r.uid = change.uid; }
@@ -376,6 +382,19 @@ Result<struct stat> LogStructuredFs::SetAttr(uint64_t ino, const AttrChange& cha
     CKPTFS_RETURN_IF_ERROR(Mutate(r));
   }
   return StatOf(*node);
+}
+
+bool LogStructuredFs::HasSetIdBits(uint32_t mode) {
+  return S_ISREG(mode) && ((mode & S_ISUID) || (mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP));
+}
+
+Status LogStructuredFs::DropSetIdBits(uint64_t ino) {
+  Inode* node = ns_.Find(ino);
+  if (!node || !HasSetIdBits(node->mode)) return Status::Ok();
+  uint32_t mode = node->mode & ~S_ISUID;
+  if (mode & S_IXGRP) mode &= ~S_ISGID;  // setgid without group-exec is mandatory locking: kept
+  return Mutate(record::SetAttr{ino, record::SetAttr::kMode | record::SetAttr::kCtime, mode, 0, 0,
+                                0, 0, NowNs()});
 }
 
 Result<Inode*> LogStructuredFs::WritableDir(uint64_t parent, std::string_view name) {
@@ -556,11 +575,13 @@ Result<size_t> LogStructuredFs::Read(uint64_t ino, uint64_t offset, size_t size,
     }
     Status s = data_->Read(p.phys, p.skip, dst, p.length);
     if (!s.ok()) {
+      read_errors_.fetch_add(1);
       spdlog::error("read of inode {} at offset {} ({} bytes) failed: {}", ino, p.offset,
                     p.length, s.ToString());
       return s;
     }
   }
+  bytes_read_.fetch_add(n);
   return n;
 }
 
@@ -582,12 +603,18 @@ Result<DataLog::Ticket> LogStructuredFs::AppendData(const char* data, size_t len
 
 Result<size_t> LogStructuredFs::Write(uint64_t ino, uint64_t offset, const char* data,
                                       size_t size) {
+  bool drop_privileges = false;
   {
     std::shared_lock<std::shared_mutex> lock(ns_mu_);
     CKPTFS_RETURN_IF_ERROR(CheckWritable());
     const Inode* node = ns_.Find(ino);
     if (!node) return Status::NotFound("no inode " + std::to_string(ino));
     if (!node->is_regular()) return Status::Invalid("write to a non-regular file");
+    drop_privileges = HasSetIdBits(node->mode);
+  }
+  if (drop_privileges) {
+    std::unique_lock<std::shared_mutex> lock(ns_mu_);
+    CKPTFS_RETURN_IF_ERROR(DropSetIdBits(ino));
   }
   size_t done = 0;
   while (done < size) {
@@ -727,14 +754,23 @@ StoreStats LogStructuredFs::Stats() {
   s.segments_free = u.free;
   s.segments_data = u.data;
   s.segments_meta = u.meta;
+  s.segments_pending_free = u.pending_free;
   s.live_bytes = u.live_bytes;
+  s.dead_bytes = u.data * sb_.segment_size - std::min<uint64_t>(u.data * sb_.segment_size, u.live_bytes);
   {
     std::shared_lock<std::shared_mutex> lock(ns_mu_);
     s.inodes = ns_.inode_count();
   }
   s.bytes_written = bytes_written_.load();
-  s.device_bytes_written = d.device_bytes_written;
+  s.bytes_read = bytes_read_.load();
+  s.read_errors = read_errors_.load();
+  s.data_device_bytes = d.device_bytes_written;
+  s.metadata_device_bytes = metadata_bytes_.load();
   s.segments_written = d.segments_written;
+  s.partial_flushes = d.partial_flushes;
+  s.buffer_waits = d.waits_for_buffer;
+  s.read_cache_hits = d.read_cache_hits;
+  s.read_cache_misses = d.read_cache_misses;
   s.appends = d.appends;
   s.commits = commits_.load();
   s.log_compactions = compactions_.load();

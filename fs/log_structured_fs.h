@@ -83,6 +83,10 @@ class LogStructuredFs : public FileSystem {
                                  std::string_view target);
   // Frees `node` if nothing names or references it. Requires ns_mu_ exclusive.
   Status FreeIfUnused(Inode* node);
+  // FUSE_CAP_HANDLE_KILLPRIV: writing, truncating or chowning a file drops
+  // its setuid bit (and setgid when group-executable), as the kernel would.
+  static bool HasSetIdBits(uint32_t mode);
+  Status DropSetIdBits(uint64_t ino);  // requires ns_mu_ exclusive
   // Validates that `parent` is a live directory and `name` a legal new entry.
   Result<Inode*> WritableDir(uint64_t parent, std::string_view name);
   Result<DataLog::Ticket> AppendData(const char* data, size_t len);
@@ -143,6 +147,9 @@ class LogStructuredFs : public FileSystem {
   std::atomic<uint64_t> cleaned_bytes_{0};
   std::atomic<uint64_t> cleaned_segments_{0};
   std::atomic<uint64_t> bytes_written_{0};
+  std::atomic<uint64_t> bytes_read_{0};
+  std::atomic<uint64_t> read_errors_{0};
+  std::atomic<uint64_t> metadata_bytes_{0};
 };
 
 }  // namespace ckptfs

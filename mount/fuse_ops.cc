@@ -12,6 +12,7 @@
 
 #include "ckptfs/filesystem.h"
 #include "errno_map.h"
+#include "stats_report.h"
 
 namespace ckptfs {
 namespace {
@@ -19,9 +20,11 @@ namespace {
 FuseContext& Ctx(fuse_req_t req) { return *static_cast<FuseContext*>(fuse_req_userdata(req)); }
 FileSystem& Fs(fuse_req_t req) { return *Ctx(req).fs; }
 
-// Runs `body`, turning an escaped exception into an error reply.
+// Counts the request and runs `body`, turning an escaped exception into
+// an error reply.
 template <typename Body>
-void Guard(fuse_req_t req, Body&& body) {
+void Guard(fuse_req_t req, FuseOp op, Body&& body) {
+  Ctx(req).counters.Count(op);
   try {
     body();
   } catch (const std::bad_alloc&) {
@@ -32,7 +35,10 @@ void Guard(fuse_req_t req, Body&& body) {
   }
 }
 
-void ReplyStatus(fuse_req_t req, const Status& s) { fuse_reply_err(req, ToErrno(s)); }
+void ReplyStatus(fuse_req_t req, const Status& s) {
+  if (!s.ok()) Ctx(req).counters.CountError();
+  fuse_reply_err(req, ToErrno(s));
+}
 
 fuse_entry_param EntryOf(fuse_req_t req, const struct stat& st) {
   fuse_entry_param e{};
@@ -65,7 +71,7 @@ void Init(void* userdata, fuse_conn_info* conn) {
 }
 
 void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  Guard(req, [&] {
+  Guard(req, FuseOp::kLookup, [&] {
     auto r = Fs(req).Lookup(parent, name);
     if (!r.ok() && r.status().IsNotFound()) {
       // A negative entry with a timeout lets the kernel cache the miss.
@@ -79,6 +85,7 @@ void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
 }
 
 void Forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
+  Ctx(req).counters.Count(FuseOp::kForget);
   Fs(req).Forget(ino, nlookup);
   fuse_reply_none(req);
 }
@@ -89,7 +96,7 @@ void ForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
 }
 
 void GetAttr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
-  Guard(req, [&] {
+  Guard(req, FuseOp::kGetAttr, [&] {
     auto r = Fs(req).GetAttr(ino);
     if (!r.ok()) return ReplyStatus(req, r.status());
     fuse_reply_attr(req, &*r, Ctx(req).settings.attr_timeout);
@@ -97,7 +104,7 @@ void GetAttr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
 }
 
 void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info*) {
-  Guard(req, [&] {
+  Guard(req, FuseOp::kSetAttr, [&] {
     AttrChange c;
     c.set_mode = to_set & FUSE_SET_ATTR_MODE;
     c.set_uid = to_set & FUSE_SET_ATTR_UID;
@@ -122,7 +129,7 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse
 }
 
 void ReadLink(fuse_req_t req, fuse_ino_t ino) {
-  Guard(req, [&] {
+  Guard(req, FuseOp::kReadLink, [&] {
     auto r = Fs(req).ReadLink(ino);
     if (!r.ok()) return ReplyStatus(req, r.status());
     fuse_reply_readlink(req, r->c_str());
@@ -130,7 +137,7 @@ void ReadLink(fuse_req_t req, fuse_ino_t ino) {
 }
 
 void Mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
-  Guard(req, [&] {
+  Guard(req, FuseOp::kMknod, [&] {
     const fuse_ctx* who = fuse_req_ctx(req);
     if (!S_ISREG(mode) && !S_ISFIFO(mode) && !S_ISSOCK(mode)) {
       // Device nodes on a checkpoint store are a mistake or an attack.
@@ -141,22 +148,22 @@ void Mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev
 }
 
 void Mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
-  Guard(req, [&] {
+  Guard(req, FuseOp::kMkdir, [&] {
     const fuse_ctx* who = fuse_req_ctx(req);
     ReplyEntry(req, Fs(req).Mkdir(parent, name, mode, who->uid, who->gid));
   });
 }
 
 void Unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  Guard(req, [&] { ReplyStatus(req, Fs(req).Unlink(parent, name)); });
+  Guard(req, FuseOp::kUnlink, [&] { ReplyStatus(req, Fs(req).Unlink(parent, name)); });
 }
 
 void Rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  Guard(req, [&] { ReplyStatus(req, Fs(req).Rmdir(parent, name)); });
+  Guard(req, FuseOp::kRmdir, [&] { ReplyStatus(req, Fs(req).Rmdir(parent, name)); });
 }
 
 void Symlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* name) {
-  Guard(req, [&] {
+  Guard(req, FuseOp::kSymlink, [&] {
     const fuse_ctx* who = fuse_req_ctx(req);
     ReplyEntry(req, Fs(req).Symlink(parent, name, target, who->uid, who->gid));
   });
@@ -164,15 +171,15 @@ void Symlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* 
 
 void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t new_parent,
             const char* new_name, unsigned int flags) {
-  Guard(req, [&] { ReplyStatus(req, Fs(req).Rename(parent, name, new_parent, new_name, flags)); });
+  Guard(req, FuseOp::kRename, [&] { ReplyStatus(req, Fs(req).Rename(parent, name, new_parent, new_name, flags)); });
 }
 
 void Link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t new_parent, const char* new_name) {
-  Guard(req, [&] { ReplyEntry(req, Fs(req).Link(ino, new_parent, new_name)); });
+  Guard(req, FuseOp::kLink, [&] { ReplyEntry(req, Fs(req).Link(ino, new_parent, new_name)); });
 }
 
 void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  Guard(req, [&] {
+  Guard(req, FuseOp::kOpen, [&] {
     Status s = Fs(req).OpenFile(ino);
     if (!s.ok()) return ReplyStatus(req, s);
     // Only this mount changes the store, so cached pages stay valid.
@@ -182,7 +189,7 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
-  Guard(req, [&] {
+  Guard(req, FuseOp::kCreate, [&] {
     const fuse_ctx* who = fuse_req_ctx(req);
     auto r = Fs(req).Create(parent, name, mode, who->uid, who->gid);
     if (!r.ok()) return ReplyStatus(req, r.status());
@@ -195,7 +202,7 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fu
 }
 
 void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
-  Guard(req, [&] {
+  Guard(req, FuseOp::kRead, [&] {
     std::unique_ptr<char[]> buf(new char[size]);
     auto r = Fs(req).Read(ino, static_cast<uint64_t>(off), size, buf.get());
     if (!r.ok()) return ReplyStatus(req, r.status());
@@ -205,7 +212,8 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
 
 void Write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_t off,
            fuse_file_info*) {
-  Guard(req, [&] {
+  Guard(req, FuseOp::kWrite, [&] {
+    Ctx(req).counters.CountWrite(size);
     auto r = Fs(req).Write(ino, static_cast<uint64_t>(off), data, size);
     if (!r.ok()) return ReplyStatus(req, r.status());
     fuse_reply_write(req, *r);
@@ -213,22 +221,24 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_t 
 }
 
 void Flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) {
+  Ctx(req).counters.Count(FuseOp::kFlush);
   // close() is not a durability point; the kernel has already sent the
   // file's dirty pages, and their errors came back on those writes.
   fuse_reply_err(req, 0);
 }
 
 void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  Ctx(req).counters.Count(FuseOp::kRelease);
   Fs(req).ReleaseFile(ino);
   fuse_reply_err(req, 0);
 }
 
 void Fsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) {
-  Guard(req, [&] { ReplyStatus(req, Fs(req).Sync()); });
+  Guard(req, FuseOp::kFsync, [&] { ReplyStatus(req, Fs(req).Sync()); });
 }
 
 void OpenDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  Guard(req, [&] {
+  Guard(req, FuseOp::kOpenDir, [&] {
     auto r = Fs(req).GetAttr(ino);
     if (!r.ok()) return ReplyStatus(req, r.status());
     if (!S_ISDIR(r->st_mode)) return (void)fuse_reply_err(req, ENOTDIR);
@@ -237,7 +247,7 @@ void OpenDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 void DoReadDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus) {
-  Guard(req, [&] {
+  Guard(req, plus ? FuseOp::kReadDirPlus : FuseOp::kReadDir, [&] {
     std::unique_ptr<char[]> buf(new char[size]);
     size_t used = 0;
     auto fill = [&](std::string_view name, const struct stat& st, uint64_t next) {
@@ -275,22 +285,32 @@ void ReadDirPlus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fi
   DoReadDir(req, ino, size, off, true);
 }
 
-void ReleaseDir(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
+void ReleaseDir(fuse_req_t req, fuse_ino_t, fuse_file_info*) {
+  Ctx(req).counters.Count(FuseOp::kReleaseDir);
+  fuse_reply_err(req, 0);
+}
 
 void FsyncDir(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) {
-  Guard(req, [&] { ReplyStatus(req, Fs(req).Sync()); });
+  Guard(req, FuseOp::kFsyncDir, [&] { ReplyStatus(req, Fs(req).Sync()); });
 }
 
 void StatFs(fuse_req_t req, fuse_ino_t) {
-  Guard(req, [&] {
+  Guard(req, FuseOp::kStatFs, [&] {
     struct statvfs sv = Fs(req).StatFs();
     fuse_reply_statfs(req, &sv);
   });
 }
 
+// The root's stats xattrs are computed, never stored.
+bool IsStatsXattr(fuse_ino_t ino, const char* name) {
+  return ino == FUSE_ROOT_ID &&
+         (std::strcmp(name, kStatsXattr) == 0 || std::strcmp(name, kStatsJsonXattr) == 0);
+}
+
 void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
               int flags) {
-  Guard(req, [&] {
+  Guard(req, FuseOp::kSetXattr, [&] {
+    if (IsStatsXattr(ino, name)) return (void)fuse_reply_err(req, EPERM);
     ReplyStatus(req, Fs(req).SetXattr(ino, name, std::string_view(value, size), flags));
   });
 }
@@ -304,20 +324,29 @@ void ReplySized(fuse_req_t req, const Result<std::string>& r, size_t size) {
 }
 
 void GetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
-  Guard(req, [&] { ReplySized(req, Fs(req).GetXattr(ino, name), size); });
+  Guard(req, FuseOp::kGetXattr, [&] {
+    if (IsStatsXattr(ino, name)) {
+      StoreStats stats = Fs(req).Stats();
+      const FuseCounters& counters = Ctx(req).counters;
+      std::string text = std::strcmp(name, kStatsJsonXattr) == 0 ? RenderStatsJson(stats, counters)
+                                                                 : RenderStatsText(stats, counters);
+      return ReplySized(req, text, size);
+    }
+    ReplySized(req, Fs(req).GetXattr(ino, name), size);
+  });
 }
 
 void ListXattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
-  Guard(req, [&] { ReplySized(req, Fs(req).ListXattr(ino), size); });
+  Guard(req, FuseOp::kListXattr, [&] { ReplySized(req, Fs(req).ListXattr(ino), size); });
 }
 
 void RemoveXattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
-  Guard(req, [&] { ReplyStatus(req, Fs(req).RemoveXattr(ino, name)); });
+  Guard(req, FuseOp::kRemoveXattr, [&] { ReplyStatus(req, Fs(req).RemoveXattr(ino, name)); });
 }
 
 void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
                fuse_file_info*) {
-  Guard(req, [&] {
+  Guard(req, FuseOp::kFallocate, [&] {
     ReplyStatus(req, Fs(req).Fallocate(ino, mode, static_cast<uint64_t>(offset),
                                        static_cast<uint64_t>(length)));
   });

@@ -6,6 +6,8 @@
 #define FUSE_USE_VERSION 314
 #include <fuse_lowlevel.h>
 
+#include "fuse_counters.h"
+
 namespace ckptfs {
 
 struct FuseSettings {
@@ -21,6 +23,7 @@ class FileSystem;
 struct FuseContext {
   FileSystem* fs;
   FuseSettings settings;
+  FuseCounters counters;
 };
 
 fuse_lowlevel_ops MakeFuseOperations();

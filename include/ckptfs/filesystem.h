@@ -37,22 +37,32 @@ struct AttrChange {
   struct timespec ctime {};
 };
 
+// Counters since mount (bytes, counts) and the store's state now. Cheap:
+// no I/O, brief locks only.
 struct StoreStats {
   uint64_t segment_size = 0;
   uint32_t segments_total = 0;
   uint32_t segments_free = 0;
   uint32_t segments_data = 0;
   uint32_t segments_meta = 0;
-  uint64_t live_bytes = 0;
+  uint32_t segments_pending_free = 0;  // free after the next commit
+  uint64_t live_bytes = 0;  // file bytes stored in data segments
+  uint64_t dead_bytes = 0;  // the rest of the data segments: reclaimable by cleaning
   uint64_t inodes = 0;
-  uint64_t bytes_written = 0;   // by users
-  uint64_t device_bytes_written = 0;
+  uint64_t bytes_written = 0;  // by users
+  uint64_t bytes_read = 0;     // by users
+  uint64_t read_errors = 0;    // reads refused, e.g. checksum mismatches
+  uint64_t appends = 0;        // stored runs written (coalesced extents)
+  uint64_t data_device_bytes = 0;      // segment bytes written to the device
+  uint64_t metadata_device_bytes = 0;  // log bytes written to the device
   uint64_t segments_written = 0;
+  uint64_t partial_flushes = 0;  // open segments written early for fsync
+  uint64_t buffer_waits = 0;     // appends that waited for the memory budget
+  uint64_t read_cache_hits = 0, read_cache_misses = 0;
   uint64_t commits = 0;
   uint64_t log_compactions = 0;
   uint64_t cleaner_bytes_moved = 0;
   uint64_t cleaner_segments = 0;
-  uint64_t appends = 0;
 };
 
 class FileSystem {

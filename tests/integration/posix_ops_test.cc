@@ -175,6 +175,37 @@ TEST_F(PosixOpsTest, ModesOwnersAndTimes) {
   EXPECT_EQ(st.st_mtim.tv_nsec, 222);
 }
 
+TEST_F(PosixOpsTest, WritingASetuidFileDropsTheBit) {
+  ASSERT_TRUE(WriteFile(P("suid"), "x"));
+  ASSERT_EQ(chmod(P("suid").c_str(), 04755), 0);
+  int fd = open(P("suid").c_str(), O_WRONLY);
+  ASSERT_EQ(write(fd, "y", 1), 1);
+  ASSERT_EQ(fsync(fd), 0);
+  close(fd);
+  struct stat st;
+  ASSERT_EQ(stat(P("suid").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0755u);
+}
+
+TEST_F(PosixOpsTest, StatsAreServedAsRootXattrs) {
+  ASSERT_TRUE(WriteFile(P("counted"), std::string(1 << 20, 'c'), true));
+  char buf[8192];
+  ssize_t n = getxattr(store_.mountpoint().c_str(), "user.ckptfs.stats.json", buf, sizeof buf);
+  ASSERT_GT(n, 0);
+  std::string json(buf, static_cast<size_t>(n));
+  EXPECT_NE(json.find("\"bytes_written\":1048576"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"fsync\":"), std::string::npos) << json;
+  n = getxattr(store_.mountpoint().c_str(), "user.ckptfs.stats", buf, sizeof buf);
+  ASSERT_GT(n, 0);
+  EXPECT_NE(std::string(buf, static_cast<size_t>(n)).find("write_amplification"), std::string::npos);
+  // Not stored, not listed, not settable: cp -a and rsync -X never copy them.
+  EXPECT_EQ(listxattr(store_.mountpoint().c_str(), buf, sizeof buf), 0);
+  EXPECT_EQ(setxattr(store_.mountpoint().c_str(), "user.ckptfs.stats", "x", 1, 0), -1);
+  EXPECT_EQ(errno, EPERM);
+  EXPECT_EQ(MountedStore::Run(MountedStore::BinDir() + "/ckptfs-stat " + store_.mountpoint() +
+                              " > /dev/null"), 0);
+}
+
 TEST_F(PosixOpsTest, ExtendedAttributes) {
   ASSERT_TRUE(WriteFile(P("x"), "x"));
   ASSERT_EQ(setxattr(P("x").c_str(), "user.ckpt.step", "1200", 4, 0), 0);

@@ -1,0 +1,127 @@
+// Stats rendering. The JSON is flat objects of integers, written by hand:
+// no dependency, and trivially parsed by any client.
+#include "stats_report.h"
+
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ckptfs {
+namespace {
+
+using Field = std::pair<const char*, uint64_t>;
+
+std::vector<Field> StoreFields(const StoreStats& s) {
+  return {{"bytes_written", s.bytes_written},
+          {"bytes_read", s.bytes_read},
+          {"read_errors", s.read_errors},
+          {"stored_runs_written", s.appends},
+          {"data_device_bytes", s.data_device_bytes},
+          {"metadata_device_bytes", s.metadata_device_bytes},
+          {"segments_written", s.segments_written},
+          {"partial_flushes", s.partial_flushes},
+          {"buffer_waits", s.buffer_waits},
+          {"read_cache_hits", s.read_cache_hits},
+          {"read_cache_misses", s.read_cache_misses},
+          {"commits", s.commits},
+          {"log_compactions", s.log_compactions},
+          {"cleaner_bytes_moved", s.cleaner_bytes_moved},
+          {"cleaner_segments", s.cleaner_segments},
+          {"segment_size", s.segment_size},
+          {"segments_total", s.segments_total},
+          {"segments_free", s.segments_free},
+          {"segments_data", s.segments_data},
+          {"segments_meta", s.segments_meta},
+          {"segments_pending_free", s.segments_pending_free},
+          {"live_bytes", s.live_bytes},
+          {"dead_bytes", s.dead_bytes},
+          {"inodes", s.inodes}};
+}
+
+// Device bytes per user byte, in thousandths (an integer, like the rest).
+uint64_t WriteAmplificationMilli(const StoreStats& s) {
+  if (s.bytes_written == 0) return 0;
+  return (s.data_device_bytes + s.metadata_device_bytes) * 1000 / s.bytes_written;
+}
+
+void AppendObject(std::string* out, const char* name, const std::vector<Field>& fields) {
+  *out += "\"";
+  *out += name;
+  *out += "\":{";
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i) *out += ",";
+    *out += "\"";
+    *out += fields[i].first;
+    *out += "\":";
+    *out += std::to_string(fields[i].second);
+  }
+  *out += "}";
+}
+
+std::vector<Field> RequestFields(const FuseCounters& f) {
+  std::vector<Field> out;
+  for (int i = 0; i < static_cast<int>(FuseOp::kCount); ++i) {
+    uint64_t n = f.requests[i].load();
+    if (n) out.push_back({FuseOpName(static_cast<FuseOp>(i)), n});
+  }
+  return out;
+}
+
+std::vector<Field> WriteSizeFields(const FuseCounters& f) {
+  static const char* kNames[] = {"le_4k", "le_64k", "le_256k", "le_1m", "gt_1m"};
+  std::vector<Field> out;
+  for (int b = 0; b < FuseCounters::kSizeBuckets; ++b) out.push_back({kNames[b], f.write_sizes[b].load()});
+  return out;
+}
+
+}  // namespace
+
+std::string RenderStatsJson(const StoreStats& store, const FuseCounters& fuse) {
+  std::string out = "{";
+  AppendObject(&out, "store", StoreFields(store));
+  out += ",\"write_amplification_milli\":" + std::to_string(WriteAmplificationMilli(store)) + ",";
+  AppendObject(&out, "fuse_requests", RequestFields(fuse));
+  out += ",\"fuse_error_replies\":" + std::to_string(fuse.error_replies.load()) + ",";
+  AppendObject(&out, "write_request_sizes", WriteSizeFields(fuse));
+  out += "}\n";
+  return out;
+}
+
+std::string RenderStatsText(const StoreStats& store, const FuseCounters& fuse) {
+  std::string out;
+  char line[160];
+  for (const Field& f : StoreFields(store)) {
+    std::snprintf(line, sizeof line, "%-24s %llu\n", f.first, static_cast<unsigned long long>(f.second));
+    out += line;
+  }
+  const uint64_t wa = WriteAmplificationMilli(store);
+  std::snprintf(line, sizeof line, "%-24s %llu.%03llu\n", "write_amplification",
+                static_cast<unsigned long long>(wa / 1000), static_cast<unsigned long long>(wa % 1000));
+  out += line;
+  for (const Field& f : RequestFields(fuse)) {
+    std::snprintf(line, sizeof line, "fuse.%-19s %llu\n", f.first, static_cast<unsigned long long>(f.second));
+    out += line;
+  }
+  std::snprintf(line, sizeof line, "%-24s %llu\n", "fuse_error_replies",
+                static_cast<unsigned long long>(fuse.error_replies.load()));
+  out += line;
+  for (const Field& f : WriteSizeFields(fuse)) {
+    std::snprintf(line, sizeof line, "write_size.%-13s %llu\n", f.first,
+                  static_cast<unsigned long long>(f.second));
+    out += line;
+  }
+  return out;
+}
+
+const char* FuseOpName(FuseOp op) {
+  static const char* kNames[] = {
+      "lookup", "forget", "getattr", "setattr", "readlink", "mknod", "mkdir", "unlink",
+      "rmdir", "symlink", "rename", "link", "open", "create", "read", "write",
+      "flush", "release", "fsync", "opendir", "readdir", "readdirplus", "releasedir", "fsyncdir",
+      "statfs", "setxattr", "getxattr", "listxattr", "removexattr", "fallocate"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<int>(FuseOp::kCount));
+  return kNames[static_cast<int>(op)];
+}
+
+}  // namespace ckptfs
