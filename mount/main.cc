@@ -18,6 +18,7 @@
 #include "ckptfs/version.h"
 #include "fuse_ops.h"
 #include "mount_config.h"
+#include "read_ahead.h"
 
 namespace {
 
@@ -124,6 +125,10 @@ int main(int argc, char* argv[]) {
   int rc = 1;
   if (fuse_set_signal_handlers(se) == 0) {
     if (fuse_session_mount(se, opts.mountpoint) == 0) {
+      if (config.read_ahead_kb > 0) {
+        ckptfs::Status ra = ckptfs::SetMountReadAhead(opts.mountpoint, config.read_ahead_kb);
+        if (!ra.ok()) spdlog::warn("readahead stays at the kernel default: {}", ra.ToString());
+      }
       fuse_daemonize(opts.foreground);
       fs->Start();
       spdlog::info("mounted {} on {}", config.store_path, opts.mountpoint);

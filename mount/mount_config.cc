@@ -21,6 +21,7 @@ struct RawOptions {
   char* log_level = nullptr;
   char* log_file = nullptr;
   char* io = nullptr;
+  char* read_ahead_kb = nullptr;
   int no_writeback_cache = 0;
   int nonempty = 0;
   int positional = 0;
@@ -37,6 +38,7 @@ const fuse_opt kOptionSpecs[] = {
     CKPTFS_OPT("log_level=%s", log_level),
     CKPTFS_OPT("log_file=%s", log_file),
     CKPTFS_OPT("io=%s", io),
+    CKPTFS_OPT("read_ahead_kb=%s", read_ahead_kb),
     CKPTFS_OPT("no_writeback_cache", no_writeback_cache),
     CKPTFS_OPT("nonempty", nonempty),
     FUSE_OPT_END,
@@ -127,6 +129,11 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
     return Status::Invalid(std::string("option log_level=") + v +
                            ": expected trace, debug, info, warn, error, critical or off");
   });
+  take(raw.read_ahead_kb, [&](const char* v) -> Status {
+    CKPTFS_ASSIGN_OR_RETURN(uint64_t n, ParseCount("read_ahead_kb", v, 0, 1 << 20));
+    config->read_ahead_kb = static_cast<unsigned>(n);
+    return Status::Ok();
+  });
   take(raw.log_file, [&](const char* v) { config->log_file = v; return Status::Ok(); });
   take(raw.io, [&](const char* v) -> Status {
     if (std::strcmp(v, "uring") == 0) config->mount.use_uring = true;
@@ -147,6 +154,7 @@ const char* MountOptionsHelp() {
          "    -o attr_timeout=S      kernel attribute cache seconds (default 1)\n"
          "    -o entry_timeout=S     kernel name cache seconds (default 1)\n"
          "    -o io=uring|posix      device write path (default uring)\n"
+         "    -o read_ahead_kb=N     kernel readahead for the mount (default 1024, 0: kernel's)\n"
          "    -o no_writeback_cache  send every write to the daemon at once\n"
          "    -o log_level=LEVEL     trace, debug, info, warn, error, critical, off\n"
          "    -o log_file=PATH       log here instead of stderr/syslog\n"

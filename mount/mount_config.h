@@ -17,6 +17,7 @@ struct MountConfig {
   std::string log_level = "info";
   std::string log_file;  // empty: stderr in the foreground, syslog when daemonized
   bool allow_nonempty = false;
+  unsigned read_ahead_kb = 1024;  // 0 leaves the kernel's default
 };
 
 // Parses and removes ckptfs's options from `args`. Invalid names the option.

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <random>
 #include <set>
 #include <string>
@@ -204,6 +206,22 @@ TEST_F(PosixOpsTest, StatsAreServedAsRootXattrs) {
   EXPECT_EQ(errno, EPERM);
   EXPECT_EQ(MountedStore::Run(MountedStore::BinDir() + "/ckptfs-stat " + store_.mountpoint() +
                               " > /dev/null"), 0);
+}
+
+TEST_F(PosixOpsTest, MountReadAheadIsRaised) {
+  std::ifstream mountinfo("/proc/self/mountinfo");
+  std::string line, device;
+  while (std::getline(mountinfo, line)) {
+    std::istringstream f(line);
+    std::string id, parent, dev, root, point;
+    f >> id >> parent >> dev >> root >> point;
+    if (point == store_.mountpoint()) device = dev;
+  }
+  ASSERT_FALSE(device.empty());
+  std::ifstream knob("/sys/class/bdi/" + device + "/read_ahead_kb");
+  unsigned kb = 0;
+  knob >> kb;
+  EXPECT_EQ(kb, 1024u);
 }
 
 TEST_F(PosixOpsTest, ExtendedAttributes) {
