@@ -27,8 +27,12 @@ struct Move {
 
 Result<uint64_t> LogStructuredFs::CleanOnce(size_t max_victims) {
   std::lock_guard<std::mutex> clean_lock(clean_mu_);
+  // The moved data must fit in what the cleaner may allocate (everything but
+  // the metadata reserve) plus the room left in its open segment.
+  const SegmentUsage usage = segments_.Usage();
+  const uint64_t room = (usage.free - std::min(usage.free, usage.meta_reserved)) * sb_.segment_size;
   const std::vector<uint32_t> victims =
-      PickVictims(segments_.CleaningCandidates(), sb_.segment_size, max_victims);
+      PickVictims(segments_.CleaningCandidates(), sb_.segment_size, max_victims, room);
   if (victims.empty()) return uint64_t{0};
   std::vector<bool> is_victim(sb_.segment_count, false);
   for (uint32_t v : victims) is_victim[v] = true;

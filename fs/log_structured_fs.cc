@@ -593,9 +593,15 @@ Result<DataLog::Ticket> LogStructuredFs::AppendData(const char* data, size_t len
   ticket = data_->Append(data, len);
   // Then dead space inside partly live segments: clean until the write fits
   // or nothing is left to clean (the store is truly full).
+  auto free_segments = [this] {
+    SegmentUsage u = segments_.Usage();
+    return u.free + u.pending_free;
+  };
   for (int round = 0; round < 64 && !ticket.ok() && ticket.status().IsNoSpace(); ++round) {
-    CKPTFS_ASSIGN_OR_RETURN(uint64_t moved, CleanOnce(8));
-    if (moved == 0 && segments_.Usage().pending_free == 0) break;
+    const uint32_t before = free_segments();
+    CKPTFS_RETURN_IF_ERROR(CleanOnce(8).status());
+    // Stop when cleaning no longer gains space: the live data fills the store.
+    if (free_segments() <= before) break;
     ticket = data_->Append(data, len);
   }
   return ticket;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "segment/segment_table.h"
@@ -13,8 +14,13 @@
 namespace ckptfs {
 
 // Up to `max_victims` segments, best first. Segments more than
-// `max_live_fraction` live are never worth it and are skipped.
+// `max_live_fraction` live are never worth it and are skipped, and a set
+// whose dead space adds up to less than one segment is not returned at all:
+// cleaning it would consume as much space as it frees.
+// `max_live_bytes` bounds the live data the set may hold: the cleaner must
+// have room to write it before the victims come free.
 std::vector<uint32_t> PickVictims(std::vector<SegmentSummary> candidates, uint64_t segment_size,
-                                  size_t max_victims, double max_live_fraction = 0.9);
+                                  size_t max_victims, uint64_t max_live_bytes = std::numeric_limits<uint64_t>::max(),
+                                  double max_live_fraction = 0.9);
 
 }  // namespace ckptfs

@@ -134,6 +134,7 @@ SegmentUsage SegmentTable::Usage() const {
   SegmentUsage u;
   u.total = static_cast<uint32_t>(segments_.size());
   u.reserved = meta_reserve_ + clean_reserve_;
+  u.meta_reserved = meta_reserve_;
   for (const Info& info : segments_) {
     switch (info.state) {
       case SegmentState::kFree: ++u.free; break;

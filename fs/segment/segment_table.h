@@ -29,6 +29,7 @@ struct SegmentUsage {
   uint32_t pending_free = 0;
   uint64_t live_bytes = 0;
   uint32_t reserved = 0;  // free segments kept back for the metadata log and the cleaner
+  uint32_t meta_reserved = 0;  // the metadata log's part of `reserved`
 };
 
 // One data segment as the cleaner sees it.

@@ -26,6 +26,17 @@ TEST(CleaningPolicy, PrefersEmptierAndColderSegments) {
   EXPECT_EQ(std::count(v.begin(), v.end(), 3u), 0);  // 95% live: never worth it
 }
 
+TEST(CleaningPolicy, RefusesSetsThatCannotFreeAWholeSegment) {
+  std::vector<SegmentSummary> c = {{0, 80, 10}, {1, 85, 10}, {2, 75, 10}};
+  EXPECT_TRUE(PickVictims(c, 100, 3).empty());  // 25 + 20 + 15 = 0.6 of a segment
+  c.push_back({3, 30, 10});
+  EXPECT_EQ(PickVictims(c, 100, 3).size(), 3u);
+  // Room for 110 live bytes: {3, 2} fit but free only 95 bytes, less than a segment.
+  EXPECT_TRUE(PickVictims(c, 100, 3, 110).empty());
+  // Room for 185: {3, 2, 0} fit and free 115.
+  EXPECT_EQ(PickVictims(c, 100, 3, 185).size(), 3u);
+}
+
 class CleanerTest : public ::testing::Test {
  protected:
   void SetUp() override {
