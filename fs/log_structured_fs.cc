@@ -576,8 +576,14 @@ Result<size_t> LogStructuredFs::Read(uint64_t ino, uint64_t offset, size_t size,
     Status s = data_->Read(p.phys, p.skip, dst, p.length);
     if (!s.ok()) {
       read_errors_.fetch_add(1);
-      spdlog::error("read of inode {} at offset {} ({} bytes) failed: {}", ino, p.offset,
-                    p.length, s.ToString());
+      reclaim.unlock();  // lock order: the namespace lock comes first
+      std::string path;
+      {
+        std::shared_lock<std::shared_mutex> lock(ns_mu_);
+        path = ns_.PathOf(ino);
+      }
+      spdlog::error("read of {} (inode {}) bytes {}..{} failed: {}", path, ino, p.offset,
+                    p.offset + p.length, s.ToString());
       return s;
     }
   }

@@ -3,6 +3,7 @@
 #include "meta/namespace.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace ckptfs {
 
@@ -22,6 +23,24 @@ std::optional<uint64_t> Namespace::Lookup(uint64_t parent, std::string_view name
   auto it = dir->entries.find(std::string(name));
   if (it == dir->entries.end()) return std::nullopt;
   return it->second.ino;
+}
+
+std::string Namespace::PathOf(uint64_t ino) const {
+  if (ino == kRootIno) return "/";
+  std::vector<std::pair<uint64_t, std::string>> stack = {{kRootIno, ""}};
+  while (!stack.empty()) {
+    auto [dir_ino, path] = stack.back();
+    stack.pop_back();
+    const Inode* dir = Find(dir_ino);
+    if (!dir) continue;
+    for (const auto& [name, entry] : dir->entries) {
+      std::string child = path + "/" + name;
+      if (entry.ino == ino) return child;
+      const Inode* node = Find(entry.ino);
+      if (node && node->is_dir()) stack.emplace_back(entry.ino, std::move(child));
+    }
+  }
+  return "<inode " + std::to_string(ino) + ">";
 }
 
 bool Namespace::IsAncestor(uint64_t ancestor, uint64_t ino) const {

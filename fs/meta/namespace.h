@@ -44,6 +44,10 @@ class Namespace {
   size_t inode_count() const { return inodes_.size(); }
   const std::unordered_map<uint64_t, std::unique_ptr<Inode>>& inodes() const { return inodes_; }
 
+  // One path of `ino` from the root ("/a/b"), or "<inode N>" if it has no
+  // name. Walks the whole tree: for error messages, not hot paths.
+  std::string PathOf(uint64_t ino) const;
+
   // True if `ancestor` is `ino` or one of its ancestors (rename loop check).
   bool IsAncestor(uint64_t ancestor, uint64_t ino) const;
 

@@ -184,6 +184,7 @@ TEST_F(PersistenceTest, FlippedBitOnTheDeviceReadsAsEioNeverAsWrongBytes) {
   EXPECT_EQ(std::string(buf, sizeof buf), victim.substr(1 << 20, sizeof buf));
   close(fd);
   EXPECT_EQ(ReadFile(P("bystander")), bystander);
+  EXPECT_NE(store_.log().find("read of /victim"), std::string::npos) << store_.log();
   EXPECT_NE(store_.log().find("checksum mismatch"), std::string::npos) << store_.log();
 }
 
