@@ -301,6 +301,14 @@ void StatFs(fuse_req_t req, fuse_ino_t) {
   });
 }
 
+// POSIX ACLs are not supported (no FUSE_CAP_POSIX_ACL): refusing their
+// xattrs makes cp -p, tar and rsync fall back to chmod instead of storing
+// an opaque ACL that would leave the mode bits wrong.
+bool IsAclXattr(const char* name) {
+  return std::strcmp(name, "system.posix_acl_access") == 0 ||
+         std::strcmp(name, "system.posix_acl_default") == 0;
+}
+
 // The root's stats xattrs are computed, never stored.
 bool IsStatsXattr(fuse_ino_t ino, const char* name) {
   return ino == FUSE_ROOT_ID &&
@@ -311,6 +319,7 @@ void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* valu
               int flags) {
   Guard(req, FuseOp::kSetXattr, [&] {
     if (IsStatsXattr(ino, name)) return (void)fuse_reply_err(req, EPERM);
+    if (IsAclXattr(name)) return (void)fuse_reply_err(req, EOPNOTSUPP);
     ReplyStatus(req, Fs(req).SetXattr(ino, name, std::string_view(value, size), flags));
   });
 }
@@ -332,6 +341,7 @@ void GetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
                                                                  : RenderStatsText(stats, counters);
       return ReplySized(req, text, size);
     }
+    if (IsAclXattr(name)) return (void)fuse_reply_err(req, EOPNOTSUPP);
     ReplySized(req, Fs(req).GetXattr(ino, name), size);
   });
 }

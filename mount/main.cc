@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "ckptfs/version.h"
 #include "fuse_ops.h"
 #include "mount_config.h"
+#include "mountinfo.h"
 #include "read_ahead.h"
 
 namespace {
@@ -38,6 +40,11 @@ ckptfs::Status CheckMountpoint(const char* path, bool allow_nonempty) {
     return ckptfs::Status::IOError(std::string("mountpoint ") + path, errno);
   }
   if (!S_ISDIR(st.st_mode)) return ckptfs::Status::NotDirectory(std::string("mountpoint ") + path);
+  if (ckptfs::MountDeviceAt(path)) {
+    // Mounting on top would hide the mount that is there, files and all.
+    return ckptfs::Status::Busy(std::string("mountpoint ") + path +
+                                " is already a mount point; unmount it first");
+  }
   if (allow_nonempty) return ckptfs::Status::Ok();
   DIR* dir = ::opendir(path);
   if (!dir) return ckptfs::Status::IOError(std::string("mountpoint ") + path, errno);
@@ -155,5 +162,8 @@ int main(int argc, char* argv[]) {
     return 1;
   }
   spdlog::info("store flushed, exiting");
-  return rc == 0 ? 0 : 1;
+  // libfuse reports the signal that ended the loop; a stop by SIGTERM,
+  // SIGINT or SIGHUP after a complete flush is a clean exit.
+  const bool stopped_by_signal = rc == SIGTERM || rc == SIGINT || rc == SIGHUP;
+  return rc == 0 || stopped_by_signal ? 0 : 1;
 }

@@ -41,6 +41,18 @@ const fuse_opt kOptionSpecs[] = {
     CKPTFS_OPT("read_ahead_kb=%s", read_ahead_kb),
     CKPTFS_OPT("no_writeback_cache", no_writeback_cache),
     CKPTFS_OPT("nonempty", nonempty),
+    // fstab lines carry atime policies; ckptfs never updates atime on read,
+    // so every policy is satisfied and the option is dropped.
+    FUSE_OPT_KEY("relatime", FUSE_OPT_KEY_DISCARD),
+    FUSE_OPT_KEY("norelatime", FUSE_OPT_KEY_DISCARD),
+    FUSE_OPT_KEY("strictatime", FUSE_OPT_KEY_DISCARD),
+    FUSE_OPT_KEY("lazytime", FUSE_OPT_KEY_DISCARD),
+    FUSE_OPT_KEY("nolazytime", FUSE_OPT_KEY_DISCARD),
+    FUSE_OPT_KEY("atime", FUSE_OPT_KEY_DISCARD),
+    FUSE_OPT_KEY("diratime", FUSE_OPT_KEY_DISCARD),
+    FUSE_OPT_KEY("nodiratime", FUSE_OPT_KEY_DISCARD),
+    FUSE_OPT_KEY("iversion", FUSE_OPT_KEY_DISCARD),
+    FUSE_OPT_KEY("noiversion", FUSE_OPT_KEY_DISCARD),
     FUSE_OPT_END,
 };
 #undef CKPTFS_OPT

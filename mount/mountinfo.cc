@@ -1,0 +1,43 @@
+// MountDeviceAt implementation.
+#include "mountinfo.h"
+
+#include <climits>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace ckptfs {
+namespace {
+
+// mountinfo escapes space, tab, newline and backslash as \ooo.
+std::string Unescape(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 3 < s.size()) {
+      out.push_back(static_cast<char>(std::strtol(s.substr(i + 1, 3).c_str(), nullptr, 8)));
+      i += 3;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> MountDeviceAt(const std::string& path) {
+  char resolved[PATH_MAX];
+  if (!realpath(path.c_str(), resolved)) return std::nullopt;
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  std::optional<std::string> device;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string id, parent, dev, root, point;
+    fields >> id >> parent >> dev >> root >> point;
+    if (Unescape(point) == resolved) device = dev;  // later lines are mounted on top
+  }
+  return device;
+}
+
+}  // namespace ckptfs
