@@ -25,15 +25,16 @@ struct Move {
 
 }  // namespace
 
-Result<uint64_t> LogStructuredFs::CleanOnce(size_t max_victims) {
+Result<LogStructuredFs::CleanResult> LogStructuredFs::CleanOnce(size_t max_victims) {
   std::lock_guard<std::mutex> clean_lock(clean_mu_);
   // The moved data must fit in what the cleaner may allocate (everything but
   // the metadata reserve) plus the room left in its open segment.
   const SegmentUsage usage = segments_.Usage();
-  const uint64_t room = (usage.free - std::min(usage.free, usage.meta_reserved)) * sb_.segment_size;
+  const uint64_t room = (usage.free - std::min(usage.free, usage.meta_reserved)) * sb_.segment_size +
+                        data_->open_buffer_room(DataLog::Stream::kCleaner);
   const std::vector<uint32_t> victims =
       PickVictims(segments_.CleaningCandidates(), sb_.segment_size, max_victims, room);
-  if (victims.empty()) return uint64_t{0};
+  if (victims.empty()) return CleanResult{};
   std::vector<bool> is_victim(sb_.segment_count, false);
   for (uint32_t v : victims) is_victim[v] = true;
 
@@ -55,11 +56,24 @@ Result<uint64_t> LogStructuredFs::CleanOnce(size_t max_victims) {
 
   uint64_t moved = 0;
   std::string buf;
+  // Still mapped as when the moves were listed? Requires ns_mu_.
+  auto still_mapped = [this](const Move& m) {
+    const Inode* node = ns_.Find(m.ino);
+    if (!node || !node->is_regular()) return false;
+    auto now = node->extents.Lookup(m.offset, m.length);
+    return now.size() == 1 && !now[0].hole && now[0].phys == m.phys && now[0].skip == m.skip;
+  };
   for (const Move& m : moves) {
     buf.resize(m.length);
     Status s;
     {
+      // As a user read does: the range is checked and its segment pinned
+      // (reclaim lock) under the namespace lock, so it cannot be freed and
+      // reused between the check and the read.
+      std::shared_lock<std::shared_mutex> lock(ns_mu_);
+      if (!still_mapped(m)) continue;
       std::shared_lock<std::shared_mutex> reclaim(reclaim_mu_);
+      lock.unlock();
       s = data_->Read(m.phys, m.skip, buf.data(), m.length);
     }
     if (!s.ok()) {
@@ -75,14 +89,10 @@ Result<uint64_t> LogStructuredFs::CleanOnce(size_t max_victims) {
     }
     {
       std::unique_lock<std::shared_mutex> lock(ns_mu_);
-      const Inode* node = ns_.Find(m.ino);
-      if (node && node->is_regular()) {
-        auto now = node->extents.Lookup(m.offset, m.length);
-        if (now.size() == 1 && !now[0].hole && now[0].phys == m.phys && now[0].skip == m.skip) {
-          CKPTFS_RETURN_IF_ERROR(Mutate(record::WriteExtent{
-              m.ino, m.offset, static_cast<uint32_t>(m.length), ticket->extent(), 0, 0}));
-          moved += m.length;
-        }
+      if (still_mapped(m)) {
+        CKPTFS_RETURN_IF_ERROR(Mutate(record::WriteExtent{
+            m.ino, m.offset, static_cast<uint32_t>(m.length), ticket->extent(), 0, 0}));
+        moved += m.length;
       }
     }
     ticket->Done();
@@ -92,7 +102,7 @@ Result<uint64_t> LogStructuredFs::CleanOnce(size_t max_victims) {
   // The victims hold no live bytes now; the commit makes them free.
   CKPTFS_RETURN_IF_ERROR(Sync());
   spdlog::debug("cleaner: {} segment(s) emptied, {} live bytes moved", victims.size(), moved);
-  return moved;
+  return CleanResult{victims.size(), moved};
 }
 
 bool LogStructuredFs::SpaceIsLow() const {
@@ -109,12 +119,12 @@ void LogStructuredFs::CleanerLoop() {
     if (stop_ || !SpaceIsLow()) continue;
     lock.unlock();
     const auto start = std::chrono::steady_clock::now();
-    auto moved = CleanOnce(4);
-    if (!moved.ok()) {
-      spdlog::error("cleaner: {}", moved.status().ToString());
-    } else if (options_.clean_rate_bytes > 0 && *moved > 0) {
+    auto cleaned = CleanOnce(4);
+    if (!cleaned.ok()) {
+      spdlog::error("cleaner: {}", cleaned.status().ToString());
+    } else if (options_.clean_rate_bytes > 0 && cleaned->moved > 0) {
       // Rate limit: sleep off what moving these bytes "cost" at the set rate.
-      const auto budget = std::chrono::duration<double>(static_cast<double>(*moved) /
+      const auto budget = std::chrono::duration<double>(static_cast<double>(cleaned->moved) /
                                                         static_cast<double>(options_.clean_rate_bytes));
       std::this_thread::sleep_until(start + std::chrono::duration_cast<std::chrono::nanoseconds>(budget));
     }

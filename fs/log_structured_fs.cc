@@ -52,7 +52,12 @@ Status CheckName(std::string_view name) {
 
 LogStructuredFs::LogStructuredFs(const MountOptions& options, std::unique_ptr<BlockDevice> device,
                                  const Superblock& sb)
-    : options_(options), device_(std::move(device)), sb_(sb), segments_(sb), ns_(&segments_) {}
+    : options_(options),
+      device_(std::move(device)),
+      sb_(sb),
+      head_sb_(sb),
+      segments_(sb),
+      ns_(&segments_) {}
 
 LogStructuredFs::~LogStructuredFs() { (void)Close(); }
 
@@ -184,31 +189,50 @@ bool LogStructuredFs::LogNeedsCompaction() const {
 Status LogStructuredFs::CompactLogLocked() {
   if (!failed_.ok()) return failed_;
   std::string snapshot;
+  std::string batch;
   uint64_t seq;
   uint64_t epoch;
   {
-    // The snapshot includes every applied change, so the pending records
-    // are covered by it and must not be written again after it.
+    // The snapshot covers every applied change, so the pending records are
+    // not written after it; they are kept only in case the snapshot cannot
+    // be written and the old chain has to take them after all.
     std::unique_lock<std::shared_mutex> lock(ns_mu_);
     EncodeSnapshot(ns_, &snapshot);
-    pending_records_.clear();
+    batch.swap(pending_records_);
     seq = pending_seq_;
     epoch = segments_.BeginCommit();
   }
   Status s = data_->Sync();  // the snapshot points at all data written so far
   if (!s.ok()) return Fail(s);
-  auto head = segments_.AllocateMeta();
-  if (!head.ok()) return Fail(head.status());
   const LogPosition old_end = log_writer_->position();
-  std::vector<uint32_t> chain = {*head};
+  std::vector<uint32_t> chain;
+  // No room for a new chain: commit to the old one, which is still whole.
+  auto keep_old_chain = [&](const Status& why) -> Status {
+    spdlog::warn("metadata log compaction skipped: {}", why.ToString());
+    segments_.FreeMeta(chain);
+    const uint64_t before = log_writer_->bytes_written();
+    Status c = log_writer_->Append(batch);
+    metadata_bytes_.fetch_add(log_writer_->bytes_written() - before);
+    if (c.ok()) c = device_->Flush();
+    if (!c.ok()) return Fail(c);
+    std::unique_lock<std::shared_mutex> lock(reclaim_mu_);
+    segments_.CommitDurable(epoch);
+    durable_seq_.store(seq);
+    last_snapshot_bytes_ = snapshot.size();  // do not retry at once
+    return Status::Ok();
+  };
+  auto head = segments_.AllocateMeta();
+  if (!head.ok()) return keep_old_chain(head.status());
+  chain.push_back(*head);
   // The new chain continues the lsn sequence, so no block of an older chain
   // can ever pass for one of its blocks.
   LogPosition start{*head, 0, old_end.lsn, old_end.prev_crc};
   auto writer = MakeLogWriter(start, &chain);
   s = writer->Append(snapshot);
   metadata_bytes_.fetch_add(writer->bytes_written());
+  if (s.IsNoSpace()) return keep_old_chain(s);
   if (s.ok()) s = device_->Flush();
-  Superblock next = sb_;
+  Superblock next = head_sb_;
   next.generation += 1;
   next.log_head_segment = start.segment;
   next.log_head_lsn = start.lsn;
@@ -216,15 +240,17 @@ Status LogStructuredFs::CompactLogLocked() {
   if (s.ok()) s = WriteSuperblock(device_.get(), next);
   if (!s.ok()) return Fail(s);
   // From here on a mount reads the new chain; the old one is free space.
-  sb_ = next;
+  head_sb_ = next;
   segments_.FreeMeta(log_segments_);
   spdlog::info("compacted the metadata log: {} bytes in {} segment(s) became a {}-byte snapshot",
                log_bytes_at_open_ + log_writer_->bytes_written(), log_segments_.size(),
                writer->bytes_written());
   log_segments_ = std::move(chain);
-  log_bytes_at_open_ = 0;
+  // A writer whose allocator records into the member chain (the local one
+  // is gone when this returns), resuming after the snapshot.
+  log_writer_ = MakeLogWriter(writer->position(), &log_segments_);
+  log_bytes_at_open_ = writer->bytes_written();
   last_snapshot_bytes_ = writer->bytes_written();
-  log_writer_ = std::move(writer);
   {
     std::unique_lock<std::shared_mutex> lock(reclaim_mu_);
     segments_.CommitDurable(epoch);
@@ -270,9 +296,11 @@ Status LogStructuredFs::Sync() {
     target = pending_seq_;
   }
   std::lock_guard<std::mutex> commit_lock(commit_mu_);
-  if (durable_seq_.load() >= target && failed_.ok()) {
+  if (durable_seq_.load() >= target && failed_.ok() && segments_.Usage().pending_free == 0) {
     // Records are durable, but data appended with no record yet (in flight)
-    // needs nothing: its record will follow in a later commit.
+    // needs nothing: its record will follow in a later commit. Segments
+    // waiting to be freed do need one, even an empty one, or a write
+    // looking for space would find none.
     return Status::Ok();
   }
   return CommitLocked();
@@ -599,15 +627,10 @@ Result<DataLog::Ticket> LogStructuredFs::AppendData(const char* data, size_t len
   ticket = data_->Append(data, len);
   // Then dead space inside partly live segments: clean until the write fits
   // or nothing is left to clean (the store is truly full).
-  auto free_segments = [this] {
-    SegmentUsage u = segments_.Usage();
-    return u.free + u.pending_free;
-  };
   for (int round = 0; round < 64 && !ticket.ok() && ticket.status().IsNoSpace(); ++round) {
-    const uint32_t before = free_segments();
-    CKPTFS_RETURN_IF_ERROR(CleanOnce(8).status());
-    // Stop when cleaning no longer gains space: the live data fills the store.
-    if (free_segments() <= before) break;
+    CKPTFS_ASSIGN_OR_RETURN(CleanResult cleaned, CleanOnce(8));
+    // Nothing worth cleaning is left: the live data fills the store.
+    if (cleaned.segments == 0) break;
     ticket = data_->Append(data, len);
   }
   return ticket;

@@ -101,9 +101,13 @@ class LogStructuredFs : public FileSystem {
   // Records that a commit failed; the store is read-only from then on.
   Status Fail(const Status& s);
   void CommitterLoop();
-  // Empties up to `max_victims` segments (fs/cleaning.cc); returns the live
-  // bytes moved. Takes clean_mu_, then the namespace and commit locks.
-  Result<uint64_t> CleanOnce(size_t max_victims);
+  struct CleanResult {
+    size_t segments = 0;  // victims emptied (free after the commit CleanOnce makes)
+    uint64_t moved = 0;   // live bytes copied out of them
+  };
+  // Empties up to `max_victims` segments (fs/cleaning.cc). Takes clean_mu_,
+  // then the namespace and commit locks.
+  Result<CleanResult> CleanOnce(size_t max_victims);
   bool SpaceIsLow() const;
   void CleanerLoop();
   struct stat StatOf(const Inode& node) const;
@@ -113,8 +117,8 @@ class LogStructuredFs : public FileSystem {
 
   const MountOptions options_;
   const std::unique_ptr<BlockDevice> device_;
-  // Geometry never changes; the log head fields change under commit_mu_.
-  Superblock sb_;
+  const Superblock sb_;  // geometry and store id: never change
+  Superblock head_sb_;  // commit_mu_: the superblock as last written (log head, generation)
   SegmentTable segments_;
 
   std::mutex commit_mu_;

@@ -20,8 +20,6 @@
 namespace ckptfs {
 namespace {
 
-constexpr uint64_t kMinSegmentSize = 2ull << 20;  // must hold a 1 MiB append and a link block
-constexpr uint64_t kMaxSegmentSize = 1ull << 30;
 constexpr uint32_t kMinSegments = 8;
 
 }  // namespace

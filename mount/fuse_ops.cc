@@ -63,6 +63,10 @@ void Init(void* userdata, fuse_conn_info* conn) {
     conn->want |= FUSE_CAP_WRITEBACK_CACHE;
   }
   if (conn->capable & FUSE_CAP_PARALLEL_DIROPS) conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+  // libfuse turns on atomic O_TRUNC, which moves the truncation into the
+  // OPEN request; without it the kernel sends it as a setattr of size 0,
+  // the one path that truncates (and logs the truncation) in the core.
+  conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
   if (conn->capable & FUSE_CAP_ASYNC_DIO) conn->want |= FUSE_CAP_ASYNC_DIO;
   conn->max_write = s.max_write;
   conn->max_readahead = s.max_write;

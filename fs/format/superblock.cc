@@ -54,10 +54,13 @@ Result<Superblock> Superblock::Decode(const char* src) {
   sb.log_head_segment = DecodeFixed32(src + 72);
   sb.log_head_lsn = DecodeFixed64(src + 80);
   sb.log_head_prev_crc = DecodeFixed32(src + 88);
-  if (sb.block_size != kBlockSize || sb.segment_size == 0 || sb.segment_size % kBlockSize ||
+  // Bounds as mkfs sets them; the division keeps a forged count from
+  // overflowing the product.
+  if (sb.block_size != kBlockSize || sb.segment_size < kMinSegmentSize ||
+      sb.segment_size > kMaxSegmentSize || sb.segment_size % (1 << 20) != 0 ||
       sb.segment_count == 0 || sb.log_head_segment >= sb.segment_count ||
-      sb.data_start < kDataStart ||
-      sb.data_start + sb.segment_count * sb.segment_size > sb.device_size) {
+      sb.data_start != kDataStart || sb.device_size < sb.data_start ||
+      sb.segment_count > (sb.device_size - sb.data_start) / sb.segment_size) {
     return Status::Corruption("superblock geometry is impossible");
   }
   return sb;
@@ -87,7 +90,8 @@ Result<Superblock> ReadSuperblock(BlockDevice* device) {
     // "corruption", but keep copy B's reason if A was merely foreign.
     return first_error;
   }
-  if (best.data_start + best.segment_count * best.segment_size > device->size()) {
+  if (device->size() < best.data_start ||
+      best.segment_count > (device->size() - best.data_start) / best.segment_size) {
     return Status::Corruption("store is truncated: superblock describes " +
                               std::to_string(best.device_size) + " bytes, device has " +
                               std::to_string(device->size()));

@@ -39,6 +39,8 @@ inline constexpr char kSuperblockMagic[8] = {'C', 'K', 'P', 'T', 'F', 'S', '\r',
 inline constexpr uint64_t kSuperblockOffsets[2] = {0, 4096};
 inline constexpr uint64_t kDataStart = 1 << 20;
 inline constexpr size_t kSuperblockEncodedSize = 96;
+inline constexpr uint64_t kMinSegmentSize = 2ull << 20;  // holds a 1 MiB run and a link block
+inline constexpr uint64_t kMaxSegmentSize = 1ull << 30;
 
 struct Superblock {
   uint32_t version = kFormatVersion;

@@ -105,6 +105,8 @@ Status UringDevice::Write(uint64_t offset, const void* buf, size_t len) {
           status = Status::IOError("write " + file_->path() + " at " + std::to_string(c.offset),
                                    -cqe->res);
         }
+      } else if (cqe->res == 0) {
+        if (status.ok()) status = Status::IOError("write " + file_->path() + " made no progress");
       } else if (static_cast<size_t>(cqe->res) < c.len) {
         size_t n = static_cast<size_t>(cqe->res);
         pending.push_front({c.offset + n, c.data + n, c.len - n});

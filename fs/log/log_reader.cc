@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <vector>
 #include <string_view>
 
 #include "format/log_format.h"
@@ -51,6 +52,7 @@ Result<LogReplayResult> LogReader::Replay(const RecordHandler& handler) {
 
     std::string_view payload(b + kLogBlockHeaderSize, payload_len);
     std::optional<uint32_t> next_segment;
+    std::vector<Record> records;
     while (!payload.empty()) {
       auto rec = DecodeRecord(&payload);
       // The block's checksum held, so a bad record is a writer bug or a
@@ -64,8 +66,19 @@ Result<LogReplayResult> LogReader::Replay(const RecordHandler& handler) {
         next_segment = link->segment;
         continue;
       }
+      records.push_back(std::move(*rec));
+    }
+    // Only a link block may use the segment's last 4 KiB; a writer resuming
+    // after any other block there would run past the segment's end.
+    if (pos.offset + block_len > sb_.segment_size - kLinkBlockReserve &&
+        !(next_segment && records.empty())) {
+      return Status::Corruption("log block " + std::to_string(pos.lsn) +
+                                " occupies the link reserve of segment " +
+                                std::to_string(pos.segment));
+    }
+    for (const Record& rec : records) {
       ++result.records;
-      CKPTFS_RETURN_IF_ERROR(handler(*rec));
+      CKPTFS_RETURN_IF_ERROR(handler(rec));
     }
     ++result.blocks;
     result.bytes += block_len;

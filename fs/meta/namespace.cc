@@ -44,12 +44,15 @@ std::string Namespace::PathOf(uint64_t ino) const {
 }
 
 bool Namespace::IsAncestor(uint64_t ancestor, uint64_t ino) const {
-  for (uint64_t cur = ino;;) {
+  // Bounded by the inode count, so even a damaged tree cannot loop forever.
+  size_t steps = inodes_.size() + 1;
+  for (uint64_t cur = ino; steps-- > 0;) {
     if (cur == ancestor) return true;
     const Inode* node = Find(cur);
     if (!node || cur == kRootIno || node->parent == 0) return false;
     cur = node->parent;
   }
+  return false;
 }
 
 Result<Inode*> Namespace::Need(uint64_t ino, const char* what) {
@@ -142,6 +145,9 @@ Status Namespace::ApplyLink(const record::Link& r) {
   CKPTFS_ASSIGN_OR_RETURN(Inode * dir, NeedDir(r.parent, "link"));
   CKPTFS_ASSIGN_OR_RETURN(Inode * child, Need(r.ino, "link"));
   if (dir->entries.count(r.name)) return Status::Corruption("link over existing name " + r.name);
+  if (child->is_dir() && (child->nlink != 0 || IsAncestor(child->ino, r.parent))) {
+    return Status::Corruption("second name or cycle for directory " + std::to_string(r.ino));
+  }
   AddEntry(dir, r.name, r.ino);
   if (child->is_dir()) {
     child->nlink = 2;
@@ -186,6 +192,11 @@ Status Namespace::ApplyRename(const record::Rename& r) {
     d->parent = to->ino;
   };
 
+  if ((moved->is_dir() && moved != target && IsAncestor(moved->ino, r.dst_parent)) ||
+      (target && target->is_dir() && (r.flags & record::Rename::kExchange) &&
+       IsAncestor(target->ino, r.src_parent))) {
+    return Status::Corruption("rename would make a directory its own ancestor");
+  }
   if (r.flags & record::Rename::kExchange) {
     if (!target) return Status::Corruption("exchange with missing " + r.dst_name);
     if (target == moved) return Status::Ok();

@@ -25,7 +25,7 @@ std::vector<uint32_t> PickVictims(std::vector<SegmentSummary> candidates, uint64
     live += candidates[i].live_bytes;
     dead += segment_size - std::min(segment_size, candidates[i].live_bytes);
   }
-  if (dead < segment_size) victims.clear();
+  if (dead < segment_size / 4) victims.clear();
   return victims;
 }
 

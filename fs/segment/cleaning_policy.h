@@ -15,8 +15,8 @@ namespace ckptfs {
 
 // Up to `max_victims` segments, best first. Segments more than
 // `max_live_fraction` live are never worth it and are skipped, and a set
-// whose dead space adds up to less than one segment is not returned at all:
-// cleaning it would consume as much space as it frees.
+// whose dead space adds up to less than a quarter segment is not returned:
+// cleaning it would cost far more than it frees.
 // `max_live_bytes` bounds the live data the set may hold: the cleaner must
 // have room to write it before the victims come free.
 std::vector<uint32_t> PickVictims(std::vector<SegmentSummary> candidates, uint64_t segment_size,

@@ -193,7 +193,7 @@ Status DataLog::Read(const PhysicalExtent& extent, uint32_t skip, void* dst, siz
     std::memcpy(dst, buffer->data.data() + offset + skip, len);
     return Status::Ok();
   }
-  RunCache::Run run = read_cache_.Find(extent.addr);
+  RunCache::Run run = read_cache_.Find(extent.addr, extent.crc);
   if (!run || run->size() != extent.length) {
     auto fresh = std::make_shared<AlignedBuffer>(extent.length, /*zero=*/false);
     // The allocation is rounded up to whole blocks, so the aligned read fits.
@@ -204,7 +204,7 @@ Status DataLog::Read(const PhysicalExtent& extent, uint32_t skip, void* dst, siz
                                 std::to_string(extent.addr) + " (" +
                                 std::to_string(extent.length) + " bytes)");
     }
-    read_cache_.Insert(extent.addr, fresh);
+    read_cache_.Insert(extent.addr, extent.crc, fresh);
     run = std::move(fresh);
   }
   std::memcpy(dst, run->data() + skip, len);
@@ -273,6 +273,12 @@ DataLogStats DataLog::stats() const {
   s.read_cache_hits = read_cache_.hits();
   s.read_cache_misses = read_cache_.misses();
   return s;
+}
+
+uint64_t DataLog::open_buffer_room(Stream stream) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto& open = open_[static_cast<int>(stream)];
+  return open ? sb_.segment_size - open->fill : 0;
 }
 
 uint64_t DataLog::open_buffer_room() const {

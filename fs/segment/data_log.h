@@ -107,8 +107,10 @@ class DataLog {
   Status Close();
 
   DataLogStats stats() const;
-  // Bytes still free in the open buffer (counted as free space).
+  // Bytes still free in the open buffers (counted as free space).
   uint64_t open_buffer_room() const;
+  // Bytes still free in one stream's open buffer.
+  uint64_t open_buffer_room(Stream stream) const;
 
  private:
   struct Buffer {

@@ -3,10 +3,10 @@
 
 namespace ckptfs {
 
-RunCache::Run RunCache::Find(uint64_t addr) {
+RunCache::Run RunCache::Find(uint64_t addr, uint32_t crc) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(addr);
-  if (it == entries_.end()) {
+  if (it == entries_.end() || it->second.crc != crc) {
     ++misses_;
     return nullptr;
   }
@@ -15,13 +15,18 @@ RunCache::Run RunCache::Find(uint64_t addr) {
   return it->second.run;
 }
 
-void RunCache::Insert(uint64_t addr, Run run) {
+void RunCache::Insert(uint64_t addr, uint32_t crc, Run run) {
   if (capacity_ == 0 || run->size() > capacity_) return;
   std::lock_guard<std::mutex> lock(mu_);
-  if (entries_.count(addr)) return;
+  if (auto old = entries_.find(addr); old != entries_.end()) {
+    if (old->second.crc == crc) return;
+    bytes_ -= old->second.run->size();  // a stale copy from the segment's past
+    lru_.erase(old->second.lru);
+    entries_.erase(old);
+  }
   lru_.push_front(addr);
   bytes_ += run->size();
-  entries_[addr] = Entry{std::move(run), lru_.begin()};
+  entries_[addr] = Entry{std::move(run), crc, lru_.begin()};
   EvictLocked();
 }
 

@@ -24,9 +24,11 @@ class RunCache {
 
   explicit RunCache(uint64_t capacity_bytes) : capacity_(capacity_bytes) {}
 
-  // The cached run stored at `addr`, or null.
-  Run Find(uint64_t addr);
-  void Insert(uint64_t addr, Run run);
+  // The cached copy of the run stored at `addr` with checksum `crc`, or
+  // null. The checksum is part of the key: a run of the same address from a
+  // segment's earlier life can never be returned for a newer one.
+  Run Find(uint64_t addr, uint32_t crc);
+  void Insert(uint64_t addr, uint32_t crc, Run run);
   // Drops every run stored in [begin, end).
   void Invalidate(uint64_t begin, uint64_t end);
 
@@ -36,6 +38,7 @@ class RunCache {
  private:
   struct Entry {
     Run run;
+    uint32_t crc;
     std::list<uint64_t>::iterator lru;
   };
   void EvictLocked();

@@ -27,14 +27,16 @@ TEST(CleaningPolicy, PrefersEmptierAndColderSegments) {
 }
 
 TEST(CleaningPolicy, RefusesSetsThatCannotFreeAWholeSegment) {
-  std::vector<SegmentSummary> c = {{0, 80, 10}, {1, 85, 10}, {2, 75, 10}};
-  EXPECT_TRUE(PickVictims(c, 100, 3).empty());  // 25 + 20 + 15 = 0.6 of a segment
+  std::vector<SegmentSummary> c = {{0, 90, 10}, {1, 88, 10}, {2, 89, 10}};
+  EXPECT_TRUE(PickVictims(c, 100, 2).empty());  // 12 + 11: under a quarter segment
   c.push_back({3, 30, 10});
-  EXPECT_EQ(PickVictims(c, 100, 3).size(), 3u);
-  // Room for 110 live bytes: {3, 2} fit but free only 95 bytes, less than a segment.
-  EXPECT_TRUE(PickVictims(c, 100, 3, 110).empty());
-  // Room for 185: {3, 2, 0} fit and free 115.
-  EXPECT_EQ(PickVictims(c, 100, 3, 185).size(), 3u);
+  EXPECT_EQ(PickVictims(c, 100, 2).size(), 2u);
+  // Room for 100 live bytes: {3} fits, {1} (88) does not; 70 dead is enough.
+  auto v = PickVictims(c, 100, 2, 100);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0], 3u);
+  // Room for 20: nothing fits.
+  EXPECT_TRUE(PickVictims(c, 100, 2, 20).empty());
 }
 
 class CleanerTest : public ::testing::Test {

@@ -122,5 +122,46 @@ TEST(Snapshot, CompactedStoreRemountsToTheSameTree) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(Snapshot, LogGrowsOnAfterCompactionsWithoutLeakingSegments) {
+  std::string dir = std::filesystem::temp_directory_path() / "ckptfs-review-XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  std::string store = dir + "/store.img";
+  FormatOptions f;
+  f.size = 128 << 20;
+  f.segment_size = 2 << 20;
+  ASSERT_TRUE(FileSystem::Format(store, f).ok());
+  MountOptions o;
+  o.memory_budget = 8 << 20;
+  o.compact_log_bytes = 6 << 20;
+  o.commit_interval_ms = 100000;
+  auto r = FileSystem::Open(store, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  auto fs = std::move(r).value();
+  fs->Start();
+  auto st = fs->Create(1, "f", 0644, 0, 0);
+  ASSERT_TRUE(st.ok());
+  std::string value(60 << 10, 'x');
+  uint32_t max_meta = 0;
+  for (int i = 0; i < 1500; ++i) {
+    value[0] = static_cast<char>(i);
+    ASSERT_TRUE(fs->SetXattr(st->st_ino, "user.big", value, 0).ok());
+    ASSERT_TRUE(fs->Sync().ok());
+    StoreStats s = fs->Stats();
+    max_meta = std::max(max_meta, s.segments_meta);
+  }
+  // A 64 KiB snapshot plus <= 4x of log needs a handful of 2 MiB segments at most.
+  EXPECT_LE(max_meta, 4u) << "metadata segments leak after compaction";
+  EXPECT_GE(fs->Stats().log_compactions, 2u);
+  ASSERT_TRUE(fs->Close().ok());
+  fs.reset();
+  auto again = FileSystem::Open(store, o);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  auto got = (*again)->GetXattr(st->st_ino, "user.big");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, value);
+  again->reset();
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace ckptfs

@@ -103,5 +103,24 @@ TEST(Superblock, TruncatedDeviceIsRefused) {
   EXPECT_NE(read.status().message().find("truncated"), std::string::npos);
 }
 
+TEST(Superblock, ForgedGeometryCannotOverflowOrShrinkSegments) {
+  Superblock sb;
+  sb.segment_size = 1ull << 33;
+  sb.segment_count = 1u << 31;  // 2^33 * 2^31 = 2^64 wraps to 0
+  sb.device_size = 2 << 20;
+  sb.store_id = 42;
+  sb.generation = 1;
+  AlignedBuffer b(kBlockSize);
+  sb.EncodeTo(b.data());
+  auto d = Superblock::Decode(b.data());
+  EXPECT_FALSE(d.ok()) << "accepted segment_size 2^33, segment_count 2^31 on a 2 MiB device";
+  Superblock tiny;
+  tiny.segment_size = 4096;
+  tiny.segment_count = 16;
+  tiny.device_size = (1 << 20) + 16 * 4096;
+  tiny.EncodeTo(b.data());
+  EXPECT_FALSE(Superblock::Decode(b.data()).ok()) << "accepted a 4 KiB segment size";
+}
+
 }  // namespace
 }  // namespace ckptfs

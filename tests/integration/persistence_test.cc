@@ -107,6 +107,14 @@ TEST_F(PersistenceTest, RemountFindsTheIdenticalTree) {
   EXPECT_EQ(before.size(), 26u);
 }
 
+TEST_F(PersistenceTest, OpenWithOTruncReallyTruncates) {
+  ASSERT_TRUE(WriteFile(P("ckpt.pt"), Random(100000, 14), true));
+  ASSERT_TRUE(WriteFile(P("ckpt.pt"), "hi", true));  // O_TRUNC, as torch.save's "wb"
+  EXPECT_EQ(ReadFile(P("ckpt.pt")), "hi");
+  Remount();
+  EXPECT_EQ(ReadFile(P("ckpt.pt")), "hi");
+}
+
 TEST_F(PersistenceTest, CleanUnmountKeepsUnsyncedData) {
   std::string data = Random(20 << 20, 7);
   ASSERT_TRUE(WriteFile(P("nosync"), data, /*fsync_it=*/false));

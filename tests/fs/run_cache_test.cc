@@ -1,0 +1,112 @@
+// The run cache must never hand out a run from a segment's earlier life: a
+// reader that fetched an old run slowly, while the segment was freed and
+// reused, inserts it after the new run landed at the same address.
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "format/superblock.h"
+#include "io/memory_device.h"
+#include "segment/data_log.h"
+
+namespace ckptfs {
+namespace {
+
+// Reads the bytes at once but returns them late, for one armed address.
+class GateDevice : public BlockDevice {
+ public:
+  explicit GateDevice(uint64_t size) : mem_(size) {}
+  Status Read(uint64_t offset, void* buf, size_t len) override {
+    Status s = mem_.Read(offset, buf, len);  // the bytes are read now...
+    std::unique_lock<std::mutex> l(mu_);
+    if (armed_ && offset == gate_addr_) {
+      armed_ = false;
+      blocked_ = true;
+      cv_.notify_all();
+      cv_.wait(l, [&] { return released_; });  // ...and returned late
+    }
+    return s;
+  }
+  Status Write(uint64_t offset, const void* buf, size_t len) override { return mem_.Write(offset, buf, len); }
+  Status Flush() override { return mem_.Flush(); }
+  uint64_t size() const override { return mem_.size(); }
+  void Arm(uint64_t addr) { std::lock_guard<std::mutex> l(mu_); armed_ = true; gate_addr_ = addr; }
+  void WaitBlocked() { std::unique_lock<std::mutex> l(mu_); cv_.wait(l, [&] { return blocked_; }); }
+  void Release() { std::lock_guard<std::mutex> l(mu_); released_ = true; cv_.notify_all(); }
+
+ private:
+  MemoryDevice mem_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool armed_ = false, blocked_ = false, released_ = false;
+  uint64_t gate_addr_ = 0;
+};
+
+TEST(RunCache, ReusedSegmentNeverServesARunFromItsPast) {
+  const uint64_t seg = 2 << 20;
+  GateDevice dev(kDataStart + 16 * seg);
+  Superblock sb;
+  sb.segment_size = seg;
+  sb.segment_count = 16;
+  sb.device_size = dev.size();
+  SegmentTable segments(sb);
+  segments.FinishReplay({0});
+  DataLogOptions opt;
+  opt.memory_budget = 4 * seg;
+  DataLog log(&dev, sb, &segments, opt);
+  log.Start();
+  const size_t MiB = 1 << 20;
+  std::string a(MiB, 'A'), b(MiB, 'B'), n(MiB, 'N'), filler(MiB, 'F');
+  auto ta = log.Append(a.data(), a.size(), DataLog::Stream::kCleaner);
+  auto tb = log.Append(b.data(), b.size(), DataLog::Stream::kCleaner);
+  ASSERT_TRUE(ta.ok() && tb.ok());
+  PhysicalExtent ea = ta->extent(), eb = tb->extent();
+  segments.Referenced(ea, a.size());
+  segments.Referenced(eb, b.size());
+  ta->Done();
+  tb->Done();
+  const uint32_t s1 = segments.SegmentOf(ea.addr);
+  // Seal s1 and get it written out (no longer buffered).
+  { auto t = log.Append(filler.data(), filler.size(), DataLog::Stream::kCleaner); ASSERT_TRUE(t.ok()); }
+  ASSERT_TRUE(log.Sync().ok());
+
+  // A slow reader (the cleaner, before it pinned what it read) fetches the old run.
+  dev.Arm(ea.addr);
+  Status cleaner_status;
+  std::thread cleaner([&] {
+    std::string out(a.size(), '\0');
+    cleaner_status = log.Read(ea, 0, out.data(), out.size());
+  });
+  dev.WaitBlocked();
+  // Meanwhile the user deletes the data, a commit frees s1, and s1 is reused.
+  segments.Released(ea, a.size());
+  segments.Released(eb, b.size());
+  segments.CommitDurable(segments.BeginCommit());
+  PhysicalExtent en{};
+  for (int i = 0; i < 200 && en.length == 0; ++i) {
+    auto t = log.Append(i % 3 == 0 ? n.data() : filler.data(), MiB, DataLog::Stream::kCleaner);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    if (segments.SegmentOf(t->extent().addr) == s1 && i % 3 == 0) en = t->extent();
+    t->Done();
+    if (en.length == 0) {
+      ASSERT_TRUE(log.Sync().ok());
+      segments.CommitDurable(segments.BeginCommit());  // filler segments have no live bytes
+    }
+  }
+  ASSERT_EQ(segments.SegmentOf(en.addr), s1);
+  segments.Referenced(en, MiB);
+  // Push the new incarnation of s1 out of memory.
+  for (int i = 0; i < 3; ++i) { auto t = log.Append(filler.data(), MiB, DataLog::Stream::kCleaner); ASSERT_TRUE(t.ok()); }
+  ASSERT_TRUE(log.Sync().ok());
+  dev.Release();
+  cleaner.join();
+  std::string out(MiB, '\0');
+  ASSERT_TRUE(log.Read(en, 0, out.data(), out.size()).ok());
+  EXPECT_TRUE(out == n) << "read of the new run returned the deleted run's bytes (first byte '" << out[0] << "')";
+  log.Close();
+}
+
+}  // namespace
+}  // namespace ckptfs
