@@ -3,8 +3,11 @@
 // uncorrected, 8 operational error, 16 usage error.
 #include <getopt.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "check/store_checker.h"
 #include "ckptfs/version.h"
@@ -17,21 +20,41 @@ constexpr int kClean = 0, kCorrected = 1, kUncorrected = 4, kOperational = 8, kU
 
 void Usage(FILE* out) {
   std::fprintf(out,
-               "usage: ckptfs-fsck [--repair] [--quiet] PATH\n"
+               "usage: ckptfs-fsck [--repair] [--quiet] [--wait S] PATH\n"
                "  Checks superblocks, the metadata log, the tree and link counts, every\n"
                "  stored run's checksum and the space accounting of the store at PATH.\n"
+               "  --wait S  if the store is in use (a daemon still flushing after\n"
+               "            fusermount3 -u), wait up to S seconds for it (default 10)\n"
                "  --repair  fix what can be fixed; files with damaged bytes are kept, the\n"
                "            bad ranges zeroed and named in xattr user.ckptfs.damaged and the\n"
                "            files linked into /lost+found\n"
                "Exit: 0 clean, 1 errors corrected, 4 errors left, 8 could not check, 16 usage.\n");
 }
 
-ckptfs::Result<ckptfs::CheckReport> Check(const std::string& path) {
+// fusermount3 -u returns before the daemon has flushed and let go of the
+// store, so a store that is busy is waited for, up to `wait_seconds`.
+ckptfs::Result<ckptfs::CheckReport> Check(const std::string& path, double wait_seconds) {
   ckptfs::DeviceOptions options;
   options.read_only = true;  // a shared lock: refused while the store is mounted
   options.use_uring = false;
-  CKPTFS_ASSIGN_OR_RETURN(auto device, ckptfs::OpenDevice(path, options));
-  return ckptfs::CheckStore(device.get());
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(wait_seconds));
+  bool said = false;
+  for (;;) {
+    auto device = ckptfs::OpenDevice(path, options);
+    if (device.ok()) return ckptfs::CheckStore(device->get());
+    if (device.status().code() != ckptfs::Status::Code::kBusy ||
+        std::chrono::steady_clock::now() >= deadline) {
+      return device.status();
+    }
+    if (!said) {
+      std::fprintf(stderr, "ckptfs-fsck: %s is in use; waiting up to %.0f s for it\n",
+                   path.c_str(), wait_seconds);
+      said = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
 }
 
 void Print(const ckptfs::CheckReport& r, bool quiet) {
@@ -55,15 +78,26 @@ void Print(const ckptfs::CheckReport& r, bool quiet) {
 
 int main(int argc, char** argv) {
   bool repair = false, quiet = false;
+  double wait_seconds = 10;
   static const option kLong[] = {{"repair", no_argument, nullptr, 'r'},
                                  {"quiet", no_argument, nullptr, 'q'},
+                                 {"wait", required_argument, nullptr, 'w'},
                                  {"help", no_argument, nullptr, 'h'},
                                  {"version", no_argument, nullptr, 'V'},
                                  {nullptr, 0, nullptr, 0}};
   int c;
-  while ((c = getopt_long(argc, argv, "rqhV", kLong, nullptr)) != -1) {
+  while ((c = getopt_long(argc, argv, "rqw:hV", kLong, nullptr)) != -1) {
     switch (c) {
       case 'r': repair = true; break;
+      case 'w': {
+        char* end = nullptr;
+        wait_seconds = std::strtod(optarg, &end);
+        if (end == optarg || *end != '\0' || wait_seconds < 0) {
+          std::fprintf(stderr, "ckptfs-fsck: --wait needs a number of seconds\n");
+          return kUsage;
+        }
+        break;
+      }
       case 'q': quiet = true; break;
       case 'h': Usage(stdout); return kClean;
       case 'V': std::printf("ckptfs-fsck %s (format v1)\n", CKPTFS_VERSION); return kClean;
@@ -76,7 +110,7 @@ int main(int argc, char** argv) {
   }
   const std::string path = argv[optind];
   spdlog::set_level(spdlog::level::warn);  // the core's mount chatter is not fsck's report
-  auto report = Check(path);
+  auto report = Check(path, wait_seconds);
   if (!report.ok()) {
     std::fprintf(stderr, "ckptfs-fsck: %s: %s\n", path.c_str(), report.status().ToString().c_str());
     return kOperational;
@@ -97,7 +131,7 @@ int main(int argc, char** argv) {
     return kUncorrected;
   }
   for (const auto& line : *repaired) std::printf("repaired: %s\n", line.c_str());
-  auto after = Check(path);
+  auto after = Check(path, wait_seconds);
   if (!after.ok()) {
     std::fprintf(stderr, "ckptfs-fsck: re-check: %s\n", after.status().ToString().c_str());
     return kOperational;
