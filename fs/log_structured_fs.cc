@@ -181,6 +181,15 @@ Status LogStructuredFs::Fail(const Status& s) {
   return s;
 }
 
+Status LogStructuredFs::AppendToLogLocked(const std::string& batch) {
+  if (batch.empty()) return Status::Ok();
+  const uint64_t before = log_writer_->bytes_written();
+  Status s = log_writer_->Append(batch);
+  metadata_bytes_.fetch_add(log_writer_->bytes_written() - before);
+  if (s.ok()) s = device_->Flush();
+  return s;
+}
+
 bool LogStructuredFs::LogNeedsCompaction() const {
   const uint64_t bytes = log_bytes_at_open_ + log_writer_->bytes_written();
   return bytes >= options_.compact_log_bytes && bytes >= 4 * last_snapshot_bytes_;
@@ -210,10 +219,7 @@ Status LogStructuredFs::CompactLogLocked() {
   auto keep_old_chain = [&](const Status& why) -> Status {
     spdlog::warn("metadata log compaction skipped: {}", why.ToString());
     segments_.FreeMeta(chain);
-    const uint64_t before = log_writer_->bytes_written();
-    Status c = log_writer_->Append(batch);
-    metadata_bytes_.fetch_add(log_writer_->bytes_written() - before);
-    if (c.ok()) c = device_->Flush();
+    Status c = AppendToLogLocked(batch);
     if (!c.ok()) return Fail(c);
     std::unique_lock<std::shared_mutex> lock(reclaim_mu_);
     segments_.CommitDurable(epoch);
@@ -272,12 +278,7 @@ Status LogStructuredFs::CommitLocked() {
     epoch = segments_.BeginCommit();
   }
   Status s = data_->Sync();
-  if (s.ok() && !batch.empty()) {
-    const uint64_t before = log_writer_->bytes_written();
-    s = log_writer_->Append(batch);
-    metadata_bytes_.fetch_add(log_writer_->bytes_written() - before);
-    if (s.ok()) s = device_->Flush();
-  }
+  if (s.ok()) s = AppendToLogLocked(batch);
   if (!s.ok()) return Fail(s);
   {
     std::unique_lock<std::shared_mutex> lock(reclaim_mu_);

@@ -96,6 +96,8 @@ class LogStructuredFs : public FileSystem {
   // switches the superblock to it and frees the old chain. Requires commit_mu_.
   Status CompactLogLocked();
   bool LogNeedsCompaction() const;
+  // Appends `batch` to the current chain and flushes. Requires commit_mu_.
+  Status AppendToLogLocked(const std::string& batch);
   // A writer for a chain whose segments are recorded in `*chain`.
   std::unique_ptr<LogWriter> MakeLogWriter(LogPosition at, std::vector<uint32_t>* chain);
   // Records that a commit failed; the store is read-only from then on.

@@ -3,15 +3,35 @@
 #pragma once
 
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
 
 namespace ckptfs::testing {
+
+struct CommandOutput {
+  int rc;
+  std::string out;
+};
+
+// Runs a command line through /bin/sh; returns its exit code and stdout
+// (append 2>&1 to the command for stderr too).
+inline CommandOutput Capture(const std::string& command) {
+  FILE* p = popen(command.c_str(), "r");
+  if (!p) return {127, ""};
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128, out};
+}
 
 inline std::string Random(size_t n, uint32_t seed) {
   std::mt19937 gen(seed);

@@ -33,22 +33,10 @@ using std::chrono::steady_clock;
 
 const fs::path kRepo = fs::path(__FILE__).parent_path().parent_path().parent_path();
 
-struct Output {
-  int rc;
-  std::string out;
-};
+using Output = CommandOutput;
 
-// stdout and stderr of a /bin/sh command line, and its exit code.
-Output Capture(const std::string& command) {
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  if (!p) return {127, ""};
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128, out};
-}
+// Like Capture, with stderr folded into the output.
+Output CaptureAll(const std::string& command) { return Capture(command + " 2>&1"); }
 
 // The /proc/mounts line of a mountpoint, or "".
 std::string MountLine(const std::string& mountpoint) {
@@ -103,17 +91,7 @@ class Daemon {
       args.push_back(o);
     }
     log_ = store.dir() + "/daemon.log";
-    pid_ = fork();
-    if (pid_ == 0) {
-      int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      dup2(fd, 1);
-      dup2(fd, 2);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
+    pid_ = MountedStore::Spawn(args, log_);
     mounted_ = WaitFor([&] { return !MountLine(store.mountpoint()).empty() || Exited(); }, 10) &&
                !MountLine(store.mountpoint()).empty();
   }
@@ -206,7 +184,7 @@ TEST(MountConventions, MountTypeFuseCkptfsAndFstabWithTheInstalledBinary) {
   ASSERT_EQ(store.Format("256M"), 0);
   const std::string build = fs::path(MountedStore::BinDir()).parent_path();
   const std::string prefix = store.dir() + "/prefix";
-  Output install = Capture("cmake --install " + build + " --prefix " + prefix);
+  Output install = CaptureAll("cmake --install " + build + " --prefix " + prefix);
   ASSERT_EQ(install.rc, 0) << install.out;
   for (const char* bin : {"ckptfs", "mkfs.ckptfs", "ckptfs-fsck", "ckptfs-stat", "ckpt-replay"}) {
     // Only what this build made (ckpt-replay is optional: CKPTFS_BUILD_REPLAY).
@@ -218,7 +196,7 @@ TEST(MountConventions, MountTypeFuseCkptfsAndFstabWithTheInstalledBinary) {
   ForeignMountGuard guard(store);
   const std::string log = store.dir() + "/mount.log";
 
-  Output m = Capture("mount -t fuse.ckptfs " + store.store() + " " + store.mountpoint() +
+  Output m = CaptureAll("mount -t fuse.ckptfs " + store.store() + " " + store.mountpoint() +
                      " -o rw,nosuid,nodev,noatime,memory=128M,log_level=info,log_file=" + log);
   ASSERT_EQ(m.rc, 0) << m.out;
   std::string line = MountLine(store.mountpoint());
@@ -227,7 +205,7 @@ TEST(MountConventions, MountTypeFuseCkptfsAndFstabWithTheInstalledBinary) {
       << line;
   const std::string data = Random(3 << 20, 5);
   ASSERT_TRUE(WriteFile(store.Path("written-via-mount8"), data));  // no fsync
-  Output u = Capture("umount " + store.mountpoint());
+  Output u = CaptureAll("umount " + store.mountpoint());
   EXPECT_EQ(u.rc, 0) << u.out;
   WaitUnmountedAndExited(store);
   EXPECT_NE(ReadFile(log).find("store flushed, exiting"), std::string::npos) << ReadFile(log);
@@ -239,13 +217,13 @@ TEST(MountConventions, MountTypeFuseCkptfsAndFstabWithTheInstalledBinary) {
                        << " fuse.ckptfs defaults,noauto,nofail,_netdev,x-systemd.automount,nodev,memory=128M,"
                           "log_file="
                        << log << " 0 0\n";
-  m = Capture("mount -T " + fstab + " " + store.mountpoint());
+  m = CaptureAll("mount -T " + fstab + " " + store.mountpoint());
   ASSERT_EQ(m.rc, 0) << m.out;
   line = MountLine(store.mountpoint());
   EXPECT_NE(line.find(" fuse.ckptfs rw,nodev,"), std::string::npos) << line;
   EXPECT_TRUE(ReadFile(store.Path("written-via-mount8")) == data);
-  EXPECT_EQ(Capture(prefix + "/bin/ckptfs-stat " + store.mountpoint()).rc, 0);
-  u = Capture("umount " + store.mountpoint());
+  EXPECT_EQ(CaptureAll(prefix + "/bin/ckptfs-stat " + store.mountpoint()).rc, 0);
+  u = CaptureAll("umount " + store.mountpoint());
   EXPECT_EQ(u.rc, 0) << u.out;
   WaitUnmountedAndExited(store);
 }
@@ -318,26 +296,26 @@ TEST(MountConventions, AllowOtherLetsOtherUsersInUnderTheModeBits) {
     ASSERT_TRUE(WriteFile(store.Path("private"), "root only\n"));
     ASSERT_EQ(chmod(store.Path("private").c_str(), 0600), 0);
     // Without allow_other the kernel turns everyone else away.
-    Output o = Capture(as_nobody + "cat " + store.Path("public"));
+    Output o = CaptureAll(as_nobody + "cat " + store.Path("public"));
     EXPECT_NE(o.rc, 0) << o.out;
     EXPECT_NE(o.out.find("Permission denied"), std::string::npos) << o.out;
   }
   Daemon d(store, {"allow_other"});
   ASSERT_TRUE(d.mounted()) << d.log();
   EXPECT_NE(MountLine(store.mountpoint()).find("allow_other"), std::string::npos);
-  Output o = Capture(as_nobody + "cat " + store.Path("public"));
+  Output o = CaptureAll(as_nobody + "cat " + store.Path("public"));
   EXPECT_EQ(o.rc, 0) << o.out;
   EXPECT_EQ(o.out, "for all\n");
   // default_permissions: the mode bits decide.
-  o = Capture(as_nobody + "cat " + store.Path("private"));
+  o = CaptureAll(as_nobody + "cat " + store.Path("private"));
   EXPECT_NE(o.rc, 0);
   EXPECT_NE(o.out.find("Permission denied"), std::string::npos) << o.out;
-  o = Capture(as_nobody + "touch " + store.Path("new"));
+  o = CaptureAll(as_nobody + "touch " + store.Path("new"));
   EXPECT_NE(o.rc, 0);
   EXPECT_NE(o.out.find("Permission denied"), std::string::npos) << o.out;
   ASSERT_EQ(mkdir(store.Path("shared").c_str(), 0777), 0);
   ASSERT_EQ(chmod(store.Path("shared").c_str(), 0777), 0);
-  o = Capture(as_nobody + "sh -c 'echo mine > " + store.Path("shared/by-nobody") + "'");
+  o = CaptureAll(as_nobody + "sh -c 'echo mine > " + store.Path("shared/by-nobody") + "'");
   EXPECT_EQ(o.rc, 0) << o.out;
   struct stat st;
   ASSERT_EQ(stat(store.Path("shared/by-nobody").c_str(), &st), 0);
@@ -418,10 +396,10 @@ TEST(MountConventions, BusyMountpointRefusesUnmountClearlyAndKeepsServing) {
   ASSERT_TRUE(WriteFile(store.Path("open"), "held open\n"));
   int fd = open(store.Path("open").c_str(), O_RDONLY);
   ASSERT_GE(fd, 0);
-  Output o = Capture("fusermount3 -u " + store.mountpoint());
+  Output o = CaptureAll("fusermount3 -u " + store.mountpoint());
   EXPECT_NE(o.rc, 0);
   EXPECT_NE(o.out.find("Device or resource busy"), std::string::npos) << o.out;
-  o = Capture("umount " + store.mountpoint());
+  o = CaptureAll("umount " + store.mountpoint());
   EXPECT_NE(o.rc, 0);
   EXPECT_NE(o.out.find("target is busy"), std::string::npos) << o.out;
   // Still mounted and serving.
@@ -438,12 +416,12 @@ TEST(MountConventions, MissingOrNonDirectoryMountpointIsNamed) {
   MountedStore store;
   ASSERT_EQ(store.Format("256M"), 0);
   const std::string daemon = "timeout 20 " + MountedStore::BinDir() + "/ckptfs " + store.store() + " ";
-  Output o = Capture(daemon + store.dir() + "/no-such-dir -f");
+  Output o = CaptureAll(daemon + store.dir() + "/no-such-dir -f");
   EXPECT_NE(o.rc, 0);
   EXPECT_NE(o.out.find("no-such-dir"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("No such file or directory"), std::string::npos) << o.out;
   ASSERT_TRUE(WriteFile(store.dir() + "/a-file", "x"));
-  o = Capture(daemon + store.dir() + "/a-file -f");
+  o = CaptureAll(daemon + store.dir() + "/a-file -f");
   EXPECT_EQ(o.rc, 1);
   EXPECT_NE(o.out.find("Not a directory: mountpoint " + store.dir() + "/a-file"), std::string::npos) << o.out;
 }
@@ -458,7 +436,7 @@ TEST(MountConventions, MountOverAnExistingMountIsRefused) {
   ASSERT_EQ(second.Format("256M"), 0);
   Daemon d(first);
   ASSERT_TRUE(d.mounted()) << d.log();
-  Output o = Capture("timeout 20 " + MountedStore::BinDir() + "/ckptfs " + second.store() + " " +
+  Output o = CaptureAll("timeout 20 " + MountedStore::BinDir() + "/ckptfs " + second.store() + " " +
                      first.mountpoint() + " -f");
   EXPECT_EQ(o.rc, 1) << o.out;
   EXPECT_NE(o.out.find("mount point"), std::string::npos) << o.out;
@@ -474,7 +452,7 @@ TEST(MountConventions, SystemdUnitExampleIsWellFormed) {
   }
   if (access("/usr/bin/systemd-analyze", X_OK) == 0) {
     // verify wants the ExecStart binary; the installed path may not exist here.
-    Output o = Capture("systemd-analyze verify " + unit.string() + " 2>&1 | grep -v -e 'is not executable' "
+    Output o = CaptureAll("systemd-analyze verify " + unit.string() + " 2>&1 | grep -v -e 'is not executable' "
                        "-e 'No such file' -e 'Failed to prepare filename' -e 'Command .* is not executable' "
                        "-e 'Unit configuration has fatal error' -e 'Failed to create' -e 'ckptfs@.service: '"
                        " || true");
@@ -485,7 +463,7 @@ TEST(MountConventions, SystemdUnitExampleIsWellFormed) {
 
 TEST(MountConventions, UserGuideCommandsRunAsWritten) {
   auto start = steady_clock::now();
-  Output o = Capture("CKPTFS_BIN=" + MountedStore::BinDir() + " timeout 120 " + (kRepo / "tools/check-user-guide").string());
+  Output o = CaptureAll("CKPTFS_BIN=" + MountedStore::BinDir() + " timeout 120 " + (kRepo / "tools/check-user-guide").string());
   EXPECT_EQ(o.rc, 0) << o.out;
   EXPECT_LT(steady_clock::now() - start, std::chrono::seconds(60)) << "the guide's checked commands got slow";
 }

@@ -51,6 +51,22 @@ int MountedStore::Run(const std::string& command) {
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
 }
 
+pid_t MountedStore::Spawn(const std::vector<std::string>& args, const std::string& log_path) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    std::vector<std::string> copy = args;
+    std::vector<char*> argv;
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
 int MountedStore::Format(const std::string& size, const std::string& segment_size) {
   return Run(BinDir() + "/mkfs.ckptfs --size " + size + " --segment-size " + segment_size + " " +
              store_ + " >/dev/null");
@@ -74,17 +90,7 @@ bool MountedStore::Mount(const std::vector<std::string>& options) {
     args.push_back("-o");
     args.push_back(o);
   }
-  pid_ = fork();
-  if (pid_ == 0) {
-    int fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
+  pid_ = Spawn(args, log_path_);
   for (int i = 0; i < 200; ++i) {
     if (IsMounted()) return true;
     int status;

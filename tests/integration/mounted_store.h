@@ -35,6 +35,10 @@ class MountedStore {
   std::string log() const;
   pid_t daemon_pid() const { return pid_; }
 
+  // Starts `args` (argv[0] a path) with stdout and stderr appended to
+  // `log_path`; returns the child's pid.
+  static pid_t Spawn(const std::vector<std::string>& args, const std::string& log_path);
+
   // Runs a command line through /bin/sh; returns its exit code.
   static int Run(const std::string& command);
   static std::string BinDir();

@@ -26,22 +26,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Output {
-  int rc;
-  std::string out;
-};
-
-// Runs a command through /bin/sh and returns its exit code and stdout.
-Output Capture(const std::string& command) {
-  FILE* p = popen(command.c_str(), "r");
-  if (!p) return {127, ""};
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128, out};
-}
+using Output = CommandOutput;
 
 std::string Q(const std::string& s) { return "'" + s + "'"; }
 
