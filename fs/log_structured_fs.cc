@@ -297,7 +297,7 @@ Status LogStructuredFs::Sync() {
     target = pending_seq_;
   }
   std::lock_guard<std::mutex> commit_lock(commit_mu_);
-  if (durable_seq_.load() >= target && failed_.ok() && segments_.Usage().pending_free == 0) {
+  if (durable_seq_.load() >= target && failed_.ok() && segments_.PendingFree() == 0) {
     // Records are durable, but data appended with no record yet (in flight)
     // needs nothing: its record will follow in a later commit. Segments
     // waiting to be freed do need one, even an empty one, or a write

@@ -3,6 +3,7 @@
 #include "segment/segment_table.h"
 
 #include <algorithm>
+#include <cassert>
 
 namespace ckptfs {
 
@@ -17,6 +18,7 @@ void SegmentTable::FinishReplay(const std::vector<uint32_t>& meta_segments) {
   std::lock_guard<std::mutex> lock(mu_);
   for (uint32_t s : meta_segments) segments_[s].state = SegmentState::kMeta;
   free_count_ = 0;
+  pending_free_count_ = 0;
   uint32_t last_used = 0;
   for (uint32_t i = 0; i < segments_.size(); ++i) {
     Info& info = segments_[i];
@@ -82,6 +84,7 @@ void SegmentTable::MaybeRetireLocked(uint32_t segment) {
   Info& info = segments_[segment];
   if (info.state == SegmentState::kData && info.live == 0 && !info.active && !info.pending_free) {
     info.pending_free = true;
+    ++pending_free_count_;
     info.died_epoch = epoch_;
   }
 }
@@ -92,6 +95,7 @@ void SegmentTable::Referenced(const PhysicalExtent& phys, uint64_t bytes) {
   info.live += bytes;
   // A reference revives a segment that was waiting to be freed (replay of a
   // later write into the same incarnation).
+  if (info.pending_free) --pending_free_count_;
   info.pending_free = false;
 }
 
@@ -114,6 +118,7 @@ void SegmentTable::CommitDurable(uint64_t epoch) {
     if (info.pending_free && info.died_epoch <= epoch && info.live == 0 && !info.active) {
       info = Info{};
       ++free_count_;
+      --pending_free_count_;
     }
   }
 }
@@ -127,6 +132,11 @@ std::vector<SegmentSummary> SegmentTable::CleaningCandidates() const {
     out.push_back({i, info.live, write_seq_ - info.written_seq});
   }
   return out;
+}
+
+uint32_t SegmentTable::PendingFree() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pending_free_count_;
 }
 
 SegmentUsage SegmentTable::Usage() const {
@@ -144,6 +154,7 @@ SegmentUsage SegmentTable::Usage() const {
     if (info.pending_free) ++u.pending_free;
     u.live_bytes += info.live;
   }
+  assert(u.pending_free == pending_free_count_ && "the counter mirrors the flags");
   return u;
 }
 

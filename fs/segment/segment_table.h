@@ -72,6 +72,8 @@ class SegmentTable : public SpaceObserver {
     return static_cast<uint32_t>((addr - data_start_) / segment_size_);
   }
   SegmentUsage Usage() const;
+  // Segments waiting for a commit to become free; O(1), for the fsync path.
+  uint32_t PendingFree() const;
   // Data segments that are written out (not buffered) and not yet free.
   std::vector<SegmentSummary> CleaningCandidates() const;
   uint64_t segment_size() const { return segment_size_; }
@@ -96,6 +98,7 @@ class SegmentTable : public SpaceObserver {
   mutable std::mutex mu_;  // guards everything below
   std::vector<Info> segments_;
   uint32_t free_count_ = 0;
+  uint32_t pending_free_count_ = 0;
   uint32_t cursor_ = 0;  // allocation continues after the last segment taken
   uint64_t epoch_ = 1;
   uint64_t write_seq_ = 0;
