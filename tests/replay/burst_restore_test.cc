@@ -1,10 +1,12 @@
 // Real writes and restores into a temporary directory: a small burst must
-// restore cleanly, and a flipped byte or a truncated file must be caught.
+// restore cleanly, by read() or through mmap, and a flipped byte or a
+// truncated file must be caught either way.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "burst_runner.h"
@@ -76,6 +78,52 @@ TEST(BurstRestore, DetectsACorruptedByte) {
   ASSERT_TRUE(st.IsCorruption()) << st.ToString();
   EXPECT_NE(st.message().find(victim.relative_path + ": content mismatch at offset 700"), std::string::npos)
       << st.message();
+}
+
+TEST(BurstRestore, MmapRestoreReadsTheSameBytesAndCatchesAFlippedOne) {
+  TempDir dir;
+  CheckpointPlan plan = BuildCheckpointPlan(SmallBurst(), {1, 1}).value();
+  RankIo io;
+  io.dir = dir.path();
+  io.fsync = false;
+  std::vector<std::byte> buffer, scratch;
+  const RankPlan& rank = plan.ranks[2];
+  ASSERT_TRUE(WriteRankFiles(rank, io, buffer, [](uint64_t) {}).ok());
+  io.restore_mode = RestoreMode::kMmap;
+  std::vector<std::byte> unused, mmap_scratch;
+  uint64_t verified = 0;
+  ASSERT_TRUE(VerifyRankFiles(rank, io, unused, mmap_scratch, [&](uint64_t n) { verified += n; }).ok());
+  EXPECT_EQ(verified, rank.FileBytes());
+  EXPECT_TRUE(unused.empty());  // compared in place, never copied
+
+  const PlannedFile& victim = rank.files[4];
+  FlipByte(dir.path() + "/" + victim.relative_path, 1000);
+  Status st = VerifyRankFiles(rank, io, unused, mmap_scratch, [](uint64_t) {});
+  ASSERT_TRUE(st.IsCorruption()) << st.ToString();
+  EXPECT_NE(st.message().find(victim.relative_path + ": content mismatch at offset 1000"), std::string::npos)
+      << st.message();
+}
+
+TEST(BurstRestore, RestoreOnlyReadsWhatAnEarlierRunWrote) {
+  TempDir dir;
+  BurstOptions options;
+  options.dir = dir.path();
+  options.checkpoints = 2;
+  ASSERT_TRUE(RunBurst(SmallBurst(), options).ok());
+  options.restore_only = true;
+  options.restore_mode = RestoreMode::kMmap;
+  Result<std::vector<PhaseResult>> phases = RunBurst(SmallBurst(), options);
+  ASSERT_TRUE(phases.ok()) << phases.status().ToString();
+  ASSERT_EQ(phases->size(), 2u);
+  CheckpointPlan plan = BuildCheckpointPlan(SmallBurst(), {1, 1}).value();
+  for (const PhaseResult& phase : *phases) {
+    EXPECT_EQ(phase.kind, "restore");
+    EXPECT_EQ(phase.bytes, plan.FileBytes());
+    EXPECT_NE(std::find(phase.notes.begin(), phase.notes.end(), "read through mmap"), phase.notes.end());
+  }
+  // With nothing on disk there is nothing to restore: the run fails.
+  options.checkpoints = 3;
+  EXPECT_FALSE(RunBurst(SmallBurst(), options).ok());
 }
 
 TEST(BurstRestore, DetectsATruncatedFile) {

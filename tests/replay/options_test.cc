@@ -66,6 +66,37 @@ TEST(Options, UsageErrorsSayWhatIsWrong) {
   EXPECT_EQ(error({"--trace", "t", "--workload", "llama3-8b"}), "--workload, --trace and --from-strace exclude each other");
 }
 
+TEST(Options, RestoreModeAndRestoreOnly) {
+  Result<Options> plain = Parse({"--workload", "llama3-405b", "--dir", "d", "--restore"});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->burst.restore_mode, RestoreMode::kRead);
+  EXPECT_FALSE(plain->burst.restore_only);
+  Result<Options> mapped = Parse({"--workload", "small-files", "--dir", "d", "--restore-only", "--restore-mode=mmap"});
+  ASSERT_TRUE(mapped.ok()) << mapped.status().ToString();
+  EXPECT_EQ(mapped->mode, Mode::kRunWorkload);
+  EXPECT_EQ(mapped->burst.restore_mode, RestoreMode::kMmap);
+  EXPECT_TRUE(mapped->burst.restore_only);
+  EXPECT_TRUE(mapped->burst.restore);
+  auto error = [](std::vector<std::string_view> args) {
+    Result<Options> options = ParseOptions(args);
+    return options.ok() ? std::string() : options.status().message();
+  };
+  EXPECT_EQ(error({"--workload", "llama3-405b", "--dir", "d", "--restore", "--restore-mode", "splice"}),
+            "--restore-mode takes read|mmap, got 'splice'");
+  EXPECT_EQ(error({"--workload", "llama3-405b", "--emit-trace", "t", "--restore-only"}),
+            "--restore-only needs --dir DIR");
+  EXPECT_EQ(error({"--workload", "llama3-405b", "--dir", "d", "--restore-only", "--keep", "2"}),
+            "--restore-only cannot apply --keep");
+}
+
+TEST(Options, SmallFilesScaleMeansFileCount) {
+  Result<Options> options = Parse({"--workload", "small-files", "--dir", "d", "--scale", "0.01", "--dp", "16"});
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_EQ(options->spec.rule, SizingRule::kSmallFiles);
+  EXPECT_EQ(options->spec.layout.WorldSize(), 16);
+  EXPECT_DOUBLE_EQ(options->spec.scale, 0.01);
+}
+
 TEST(Options, ByteSizesTakeBinarySuffixes) {
   EXPECT_EQ(ParseByteSize("64M").value(), 64ull << 20);
   EXPECT_EQ(ParseByteSize("4096").value(), 4096u);

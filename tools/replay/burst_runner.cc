@@ -3,6 +3,7 @@
 // retention deletes and cache drops happen between phases and are noted apart.
 #include "burst_runner.h"
 
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -86,6 +87,7 @@ class Burst {
     io_.payload = spec.payload;
     io_.fsync = spec.fsync;
     io_.max_write = options.max_write;
+    io_.restore_mode = options.restore_mode;
     buffers_.resize(spec.layout.WorldSize());
     scratch_.resize(spec.layout.WorldSize());
   }
@@ -93,6 +95,14 @@ class Burst {
   Result<std::vector<PhaseResult>> Run() {
     CKPTFS_RETURN_IF_ERROR(MakeDirectories(options_.dir));
     std::vector<CheckpointId> schedule = CheckpointSchedule(options_.checkpoints, options_.passes);
+    if (options_.restore_only) {
+      for (CheckpointId id : schedule) {
+        CKPTFS_ASSIGN_OR_RETURN(CheckpointPlan plan, BuildCheckpointPlan(spec_, id));
+        CKPTFS_ASSIGN_OR_RETURN(PhaseResult phase, Restore(plan, id));
+        results_.push_back(std::move(phase));
+      }
+      return std::move(results_);
+    }
     for (size_t start = 0; start < schedule.size(); start += options_.checkpoints) {
       std::vector<CheckpointPlan> this_pass;
       std::vector<CheckpointId> pass_ids;
@@ -165,6 +175,7 @@ class Burst {
     CKPTFS_RETURN_IF_ERROR(outcome.FirstError());
     PhaseResult phase = Summarize("restore", CheckpointLabel(id), plan, outcome);
     if (cache_note) phase.notes.push_back(*cache_note);
+    if (options_.restore_mode == RestoreMode::kMmap) phase.notes.push_back("read through mmap");
     return phase;
   }
 
@@ -211,8 +222,9 @@ Status WriteRankFiles(const RankPlan& plan, const RankIo& io, std::vector<std::b
 
 Status VerifyRankFiles(const RankPlan& plan, const RankIo& io, std::vector<std::byte>& buffer,
                        std::vector<std::byte>& scratch, const std::function<void(uint64_t)>& on_bytes) {
+  const bool mapped = io.restore_mode == RestoreMode::kMmap;
   uint64_t largest = LargestChunk(plan, io.max_write);
-  buffer.resize(std::max<uint64_t>(buffer.size(), largest));
+  if (!mapped) buffer.resize(std::max<uint64_t>(buffer.size(), largest));
   scratch.resize(std::max<uint64_t>(scratch.size(), largest));
   for (const PlannedFile& file : plan.files) {
     const std::string path = JoinPath(io.dir, file.relative_path);
@@ -223,22 +235,45 @@ Status VerifyRankFiles(const RankPlan& plan, const RankIo& io, std::vector<std::
       return Status::Corruption(path + ": size " + std::to_string(st.st_size) + ", expected " +
                                 std::to_string(file.FileBytes()));
     }
+    // A private read-only mapping of the whole file, no madvise: what
+    // torch.load(mmap=True) does, so page faults and the kernel's own
+    // readahead decide the I/O, not our read sizes.
+    const std::byte* map = nullptr;
+    if (mapped && st.st_size > 0) {
+      void* addr = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd.get(), 0);
+      if (addr == MAP_FAILED) return Status::IOError("mmap " + path, errno);
+      map = static_cast<const std::byte*>(addr);
+    }
     PayloadPattern pattern(io.payload, FileSeed(file.relative_path));
-    CKPTFS_RETURN_IF_ERROR(ForEachChunk(file, io.max_write, [&](uint64_t offset, uint64_t length) {
-      std::span<std::byte> chunk(buffer.data(), length);
-      CKPTFS_ASSIGN_OR_RETURN(size_t got, PreadFull(fd.get(), chunk, offset, path));
-      if (got != length) {
-        return Status::Corruption(path + ": short read at offset " + std::to_string(offset));
+    Status checked = ForEachChunk(file, io.max_write, [&](uint64_t offset, uint64_t length) {
+      std::span<const std::byte> chunk;
+      if (mapped) {
+        chunk = std::span<const std::byte>(map + offset, length);
+      } else {
+        std::span<std::byte> into(buffer.data(), length);
+        CKPTFS_ASSIGN_OR_RETURN(size_t got, PreadFull(fd.get(), into, offset, path));
+        if (got != length) {
+          return Status::Corruption(path + ": short read at offset " + std::to_string(offset));
+        }
+        chunk = into;
       }
       if (std::optional<uint64_t> bad = pattern.FindMismatch(offset, chunk, scratch)) {
         return Status::Corruption(path + ": content mismatch at offset " + std::to_string(*bad));
       }
       on_bytes(length);
       return Status::Ok();
-    }));
+    });
+    if (map != nullptr) ::munmap(const_cast<std::byte*>(map), static_cast<size_t>(st.st_size));
+    CKPTFS_RETURN_IF_ERROR(checked);
     CKPTFS_RETURN_IF_ERROR(fd.Close(path));
   }
   return Status::Ok();
+}
+
+Result<RestoreMode> ParseRestoreMode(std::string_view name) {
+  if (name == "read") return RestoreMode::kRead;
+  if (name == "mmap") return RestoreMode::kMmap;
+  return Status::Invalid("--restore-mode takes read|mmap, got '" + std::string(name) + "'");
 }
 
 Result<std::vector<PhaseResult>> RunBurst(const WorkloadSpec& spec, const BurstOptions& options) {
@@ -247,6 +282,7 @@ Result<std::vector<PhaseResult>> RunBurst(const WorkloadSpec& spec, const BurstO
   if (options.checkpoints < 1 || options.passes < 1) return Status::Invalid("checkpoints and passes must be >= 1");
   if (options.keep < 0) return Status::Invalid("--keep must be >= 0");
   if (options.max_write == 0) return Status::Invalid("--max-write must be >= 1");
+  if (options.restore_only && options.keep > 0) return Status::Invalid("--restore-only cannot apply --keep");
   return Burst(spec, options).Run();
 }
 

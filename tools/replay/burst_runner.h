@@ -2,11 +2,15 @@
 // one thread per rank, all ranks at once, each file written torch.save-style
 // and fsynced, and times every checkpoint from first open to last fsync.
 // Retention (--keep) deletes the oldest checkpoint before a new one starts.
+// A restore reads with read() or through mmap (as torch.load(mmap=True) does);
+// --restore-only reads back what an earlier run with the same options wrote,
+// so the two ways of reading can be timed on the same bytes.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ckptfs/status.h"
@@ -15,12 +19,17 @@
 
 namespace ckptfs::replay {
 
+enum class RestoreMode { kRead, kMmap };
+Result<RestoreMode> ParseRestoreMode(std::string_view name);
+
 struct BurstOptions {
   std::string dir;
   int checkpoints = 1;  // per pass
   int passes = 1;
   int keep = 0;         // checkpoints kept on disk; 0 keeps all
   bool restore = false;
+  bool restore_only = false;  // skip the writes; every scheduled checkpoint must exist
+  RestoreMode restore_mode = RestoreMode::kRead;
   bool drop_caches = true;
   uint64_t max_write = 64ull << 20;  // larger tensors are split into writes of this size
   bool progress = false;
@@ -36,10 +45,12 @@ struct RankIo {
   PayloadKind payload = PayloadKind::kRandom;
   bool fsync = true;
   uint64_t max_write = 64ull << 20;
+  RestoreMode restore_mode = RestoreMode::kRead;
 };
 Status WriteRankFiles(const RankPlan& plan, const RankIo& io, std::vector<std::byte>& buffer,
                       const std::function<void(uint64_t)>& on_bytes);
-// Reads every file back and checks size and content against the payload.
+// Reads every file back and checks size and content against the payload. In
+// mmap mode `buffer` is not used: the mapped pages are compared in place.
 Status VerifyRankFiles(const RankPlan& plan, const RankIo& io, std::vector<std::byte>& buffer,
                        std::vector<std::byte>& scratch, const std::function<void(uint64_t)>& on_bytes);
 

@@ -34,14 +34,14 @@ const std::vector<std::string_view>& ValuedOptions() {
       "--workload", "--dir", "--scale", "--checkpoints", "--passes", "--keep", "--max-write",
       "--payload", "--fsync", "--emit-trace", "--trace", "--from-strace", "--strace-root",
       "--layers", "--hidden", "--ffn", "--heads", "--kv-heads", "--vocab", "--tp", "--pp", "--dp",
-      "--zero", "--model-dtype", "--optimizer-dtype"};
+      "--zero", "--model-dtype", "--optimizer-dtype", "--restore-mode"};
   return kValued;
 }
 
 const std::vector<std::string_view>& FlagOptions() {
   static const std::vector<std::string_view> kFlags = {
       "--help", "-h", "--list-workloads", "--plan", "--restore", "--timing", "--verify",
-      "--quiet", "--no-fsync", "--no-drop-caches", "--json"};
+      "--quiet", "--no-fsync", "--no-drop-caches", "--json", "--restore-only"};
   return kFlags;
 }
 
@@ -184,7 +184,11 @@ Result<Options> ParseOptions(std::span<const std::string_view> args) {
   options.strace_path = value("--from-strace");
   options.strace_root = value("--strace-root");
   options.burst.dir = value("--dir");
-  options.burst.restore = flags.count("--restore") > 0;
+  options.burst.restore_only = flags.count("--restore-only") > 0;
+  options.burst.restore = flags.count("--restore") > 0 || options.burst.restore_only;
+  if (values.count("--restore-mode")) {
+    CKPTFS_ASSIGN_OR_RETURN(options.burst.restore_mode, ParseRestoreMode(values["--restore-mode"]));
+  }
   options.burst.drop_caches = flags.count("--no-drop-caches") == 0;
   if (values.count("--checkpoints")) {
     CKPTFS_ASSIGN_OR_RETURN(options.burst.checkpoints, ParseInteger<int>("--checkpoints", values["--checkpoints"], 1));
@@ -230,6 +234,11 @@ Result<Options> ParseOptions(std::span<const std::string_view> args) {
   if (flags.count("--no-fsync")) options.spec.fsync = false;
   if (Status st = ApplyOverrides(options.spec, values); !st.ok()) return st;
   if (Status st = ValidateSpec(options.spec); !st.ok()) return UsageError(st.message());
+  if (options.burst.restore_only) {
+    if (options.burst.dir.empty()) return UsageError("--restore-only needs --dir DIR");
+    if (!options.emit_trace_path.empty()) return UsageError("--restore-only writes no trace");
+    if (options.burst.keep > 0) return UsageError("--restore-only cannot apply --keep");
+  }
   if (flags.count("--plan")) {
     options.mode = Mode::kPlan;
   } else if (!options.burst.dir.empty()) {
@@ -248,7 +257,9 @@ std::string UsageText() {
   return R"(usage:
   ckpt-replay --workload NAME --plan [--json [FILE]] [model/layout options]
   ckpt-replay --workload NAME --dir DIR [--scale F] [--checkpoints N] [--passes N]
-              [--keep N] [--restore] [--json FILE] [--emit-trace FILE] [options]
+              [--keep N] [--restore] [--restore-mode read|mmap] [--json FILE]
+              [--emit-trace FILE] [options]
+  ckpt-replay --workload NAME --dir DIR --restore-only [--restore-mode read|mmap] [options]
   ckpt-replay --workload NAME --emit-trace FILE [--checkpoints N] [--restore] [options]
   ckpt-replay --trace FILE --dir DIR [--timing] [--verify] [--json FILE]
   ckpt-replay --from-strace STRACE_LOG --emit-trace FILE [--strace-root DIR]
@@ -256,12 +267,17 @@ std::string UsageText() {
 
 run options:
   --scale F           shrink every tensor by F (0.0003 or 1/1000); file count,
-                      layout and concurrency stay
+                      layout and concurrency stay (small-files: F scales the
+                      file count and the sizes stay)
   --checkpoints N     checkpoints per pass (default 1)
   --passes N          repeat the write (+restore) cycle N times (epochs)
   --keep N            keep at most N checkpoints: delete the oldest before a new one
   --restore           read every checkpoint back after dropping the page cache,
                       all ranks at once, and verify content
+  --restore-mode M    read (default): pread() into a buffer; mmap: map each file
+                      and compare the mapped pages, as torch.load(mmap=True) reads
+  --restore-only      no writes: restore the checkpoints an earlier run with the
+                      same workload options left in --dir
   --payload KIND      random (default) or zeros
   --fsync on|off      fsync each file (default on; --no-fsync = off)
   --max-write BYTES   split tensor writes above this size (default 64M)

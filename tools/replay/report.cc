@@ -7,6 +7,7 @@
 
 #include "dlio_current_model.h"
 #include "json_writer.h"
+#include "small_files_model.h"
 
 namespace ckptfs::replay {
 namespace {
@@ -21,12 +22,24 @@ std::string Printf(const char* format, auto... args) {
 }
 
 std::string_view RuleName(SizingRule rule) {
-  return rule == SizingRule::kDlioCurrent ? "dlio-current" : "dlio-v2.0-handset";
+  switch (rule) {
+    case SizingRule::kDlioCurrent: return "dlio-current";
+    case SizingRule::kDlioV2Handset: return "dlio-v2.0-handset";
+    case SizingRule::kSmallFiles: return "small-files";
+  }
+  return "dlio-current";
 }
 
 void SpecToJson(JsonWriter& json, const WorkloadSpec& spec) {
   json.Key("workload").BeginObject();
   json.Field("name", spec.name).Field("sizing", RuleName(spec.rule));
+  if (spec.rule == SizingRule::kSmallFiles) {
+    json.Field("files", SmallFilesCount(spec)).Field("min_file_bytes", spec.small_files.min_bytes);
+    json.Field("max_file_bytes", spec.small_files.max_bytes).Field("ranks", spec.layout.WorldSize());
+    json.Field("scale", spec.scale).Field("payload", PayloadKindName(spec.payload)).Field("fsync", spec.fsync);
+    json.EndObject();
+    return;
+  }
   json.Field("layers", spec.shape.layers);
   if (spec.rule == SizingRule::kDlioCurrent) {
     json.Field("hidden", spec.shape.hidden).Field("ffn_hidden", spec.shape.ffn_hidden);
@@ -42,6 +55,12 @@ void SpecToJson(JsonWriter& json, const WorkloadSpec& spec) {
 
 std::string SpecLine(const WorkloadSpec& spec) {
   std::string line = "workload " + spec.name + " (" + std::string(RuleName(spec.rule)) + "): ";
+  if (spec.rule == SizingRule::kSmallFiles) {
+    return line + Printf("%llu files of %llu-%llu bytes (log-uniform) from %d writers, scale %g, payload %s, fsync %s\n",
+                         (unsigned long long)SmallFilesCount(spec), (unsigned long long)spec.small_files.min_bytes,
+                         (unsigned long long)spec.small_files.max_bytes, spec.layout.WorldSize(), spec.scale,
+                         std::string(PayloadKindName(spec.payload)).c_str(), spec.fsync ? "on" : "off");
+  }
   if (spec.rule == SizingRule::kDlioCurrent) {
     line += Printf("%llu layers, hidden %llu, ffn %llu, %llu heads / %llu kv, vocab %llu, %.4g params; ",
                    (unsigned long long)spec.shape.layers, (unsigned long long)spec.shape.hidden,

@@ -6,6 +6,7 @@
 
 #include "dlio_current_model.h"
 #include "dlio_v2_model.h"
+#include "small_files_model.h"
 
 namespace ckptfs::replay {
 namespace {
@@ -42,6 +43,16 @@ WorkloadSpec DlioV2Preset() {
   return spec;
 }
 
+// 20,000 files of 64 KiB-4 MiB (about 21 GB) from 8 writers, fsync per file.
+// The layout fields only count writers here: --dp 16 gives 16.
+WorkloadSpec SmallFilesPreset() {
+  WorkloadSpec spec;
+  spec.name = "small-files";
+  spec.rule = SizingRule::kSmallFiles;
+  spec.layout = {1, 1, 8, 0};
+  return spec;
+}
+
 std::vector<WorkloadSpec> AllPresets() {
   return {
       CurrentPreset("llama3-405b", kLlama3_405B, {4, 2, 1, 1}),
@@ -50,6 +61,7 @@ std::vector<WorkloadSpec> AllPresets() {
       CurrentPreset("llama3-405b-mlperf", kLlama3_405B, {8, 32, 2, 1}),
       CurrentPreset("llama3-70b", kLlama3_70B, {8, 1, 1, 3}),
       CurrentPreset("llama3-8b", kLlama3_8B, {1, 1, 8, 3}),
+      SmallFilesPreset(),
   };
 }
 
@@ -124,6 +136,14 @@ Status ValidateSpec(const WorkloadSpec& spec) {
   if (l.zero_stage < 0 || l.zero_stage > 3) return Status::Invalid("ZeRO stage must be 0..3");
   if (!(spec.scale > 0) || spec.scale > 1) return Status::Invalid("scale must be in (0, 1]");
   const TransformerShape& s = spec.shape;
+  if (spec.rule == SizingRule::kSmallFiles) {
+    const SmallFilesSizes& f = spec.small_files;
+    if (f.files == 0) return Status::Invalid("small-files needs at least one file");
+    if (f.min_bytes <= SmallFileFramingBytes() || f.max_bytes < f.min_bytes) {
+      return Status::Invalid("small-files sizes must satisfy framing < min <= max");
+    }
+    return Status::Ok();
+  }
   if (spec.rule == SizingRule::kDlioV2Handset) {
     if (s.layers == 0) return Status::Invalid("layers must be >= 1");
     return Status::Ok();
@@ -151,6 +171,12 @@ Result<CheckpointPlan> BuildCheckpointPlan(const WorkloadSpec& spec, CheckpointI
   CheckpointPlan plan;
   if (spec.rule == SizingRule::kDlioCurrent) {
     plan.directory = "global_epoch" + std::to_string(id.epoch) + "_step" + std::to_string(id.step);
+  }
+  if (spec.rule == SizingRule::kSmallFiles) {
+    plan.directory = "global_epoch" + std::to_string(id.epoch) + "_step" + std::to_string(id.step);
+    // The scale already chose how many files; their sizes stay as drawn.
+    for (int rank = 0; rank < spec.layout.WorldSize(); ++rank) plan.ranks.push_back(SmallFilesRankPlan(spec, rank, id));
+    return plan;
   }
   for (int rank = 0; rank < spec.layout.WorldSize(); ++rank) {
     RankPlan rank_plan = spec.rule == SizingRule::kDlioCurrent ? DlioCurrentRankPlan(spec, rank, id)

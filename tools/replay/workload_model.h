@@ -4,7 +4,8 @@
 // Two sizing rules exist because DLIO changed them: kDlioCurrent derives every
 // tensor from the transformer shape (grouped-query attention included);
 // kDlioV2Handset replays DLIO v2.0.0, whose configs listed tensor sizes by hand.
-// docs/workload.md derives the numbers.
+// docs/workload.md derives the numbers. kSmallFiles is not a model but a
+// stress shape: many shard files of a few hundred KiB each (small_files_model.h).
 #pragma once
 
 #include <cstdint>
@@ -18,7 +19,7 @@
 
 namespace ckptfs::replay {
 
-enum class SizingRule { kDlioCurrent, kDlioV2Handset };
+enum class SizingRule { kDlioCurrent, kDlioV2Handset, kSmallFiles };
 
 enum class DType { kInt8, kFp16, kBf16, kFp32, kFp64 };
 uint64_t DTypeBytes(DType dtype);
@@ -51,6 +52,14 @@ struct HandsetSizes {
   std::vector<uint64_t> layer_parameters;
 };
 
+// The small-files burst: `files` files (at scale 1) whose sizes are spread
+// log-uniformly over [min_bytes, max_bytes], dealt round-robin to the ranks.
+struct SmallFilesSizes {
+  uint64_t files = 20000;
+  uint64_t min_bytes = 64ull << 10;
+  uint64_t max_bytes = 4ull << 20;
+};
+
 struct WorkloadSpec {
   std::string name;
   SizingRule rule = SizingRule::kDlioCurrent;
@@ -59,7 +68,10 @@ struct WorkloadSpec {
   DType model_dtype = DType::kFp16;
   DType optimizer_dtype = DType::kFp32;
   HandsetSizes handset;  // only for kDlioV2Handset
+  SmallFilesSizes small_files;  // only for kSmallFiles
   // Multiplies every tensor (not the file count): 0.001 writes a thousandth.
+  // For kSmallFiles it multiplies the file count instead and keeps the sizes,
+  // since small files are the point of that workload.
   double scale = 1.0;
   PayloadKind payload = PayloadKind::kRandom;
   bool fsync = true;

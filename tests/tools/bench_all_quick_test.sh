@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Smoke test of tools/bench-all: a real --quick run on a real mount. It checks
+# that the script runs end to end, writes its report and leaves no mount and
+# no store behind; it asserts nothing about speed. Exit 77 (skipped) where
+# fio or FUSE is missing.
+# usage: bench_all_quick_test.sh BENCH_ALL BIN_DIR WORK_DIR
+set -uo pipefail
+bench_all=$1 bin=$2 work=$3/bench-all-quick
+if ! command -v fio >/dev/null || ! command -v fusermount3 >/dev/null || [[ ! -e /dev/fuse ]]; then
+  echo "skipped: needs fio, fusermount3 and /dev/fuse"
+  exit 77
+fi
+rm -rf "$work"
+mkdir -p "$work"
+status=0
+bash "$bench_all" --quick --bin "$bin" --plain "$work/plain" --store-dir "$work/store" --out "$work/report" ||
+  { echo "FAIL: bench-all exited $?"; status=1; }
+if mountpoint -q "$work/store/mnt"; then
+  echo "FAIL: bench-all left $work/store/mnt mounted"
+  fusermount3 -u -z "$work/store/mnt"
+  status=1
+fi
+[[ ! -e "$work/store/store.img" ]] || { echo "FAIL: store image left behind"; status=1; }
+for f in report.md report.json; do
+  [[ -s "$work/$f" ]] || { echo "FAIL: no $f"; status=1; }
+done
+# Every target has a row, and each row was measured: n/a means a step failed.
+if [[ $status == 0 ]]; then
+  /usr/bin/python3 - "$work/report.json" <<'PYEOF' || status=1
+import json, sys
+report = json.load(open(sys.argv[1]))
+targets = report["targets"]
+bad = [t["target"] for t in targets if t["result"] == "n/a"]
+if len(targets) < 20 or bad:
+    print("FAIL: %d targets, unmeasured: %s" % (len(targets), bad))
+    sys.exit(1)
+PYEOF
+fi
+[[ $status == 0 ]] && rm -rf "$work"
+exit $status
