@@ -3,6 +3,7 @@
 // terminal), mounts, daemonizes, serves, and on unmount or SIGTERM writes
 // everything out before exiting 0.
 #include <dirent.h>
+#include <malloc.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/sinks/syslog_sink.h>
@@ -80,6 +81,12 @@ void SetUpLogging(const ckptfs::MountConfig& config, bool foreground) {
 }  // namespace
 
 int main(int argc, char* argv[]) {
+  // Read buffers and cached runs are 128 KiB-1 MiB and short-lived. With
+  // glibc's adaptive threshold they soon come from per-thread heaps, which
+  // keep the memory after free: one 1 GiB O_DIRECT read left the daemon at
+  // 850 MB resident, far over its budget. A fixed threshold maps and unmaps
+  // them (184 MB after the same read).
+  mallopt(M_MMAP_THRESHOLD, 128 << 10);
   fuse_args args = FUSE_ARGS_INIT(argc, argv);
   ckptfs::MountConfig config;
   ckptfs::Status parsed = ckptfs::ParseMountConfig(&args, &config);
