@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "log_structured_fs.h"
 #include "segment/cleaning_policy.h"
@@ -30,7 +31,10 @@ Result<LogStructuredFs::CleanResult> LogStructuredFs::CleanOnce(size_t max_victi
   // The moved data must fit in what the cleaner may allocate (everything but
   // the metadata reserve) plus the room left in its open segment.
   const SegmentUsage usage = segments_.Usage();
-  const uint64_t room = (usage.free - std::min(usage.free, usage.meta_reserved)) * sb_.segment_size +
+  // Less what is promised to writes waiting for a compressor.
+  const uint64_t free_bytes =
+      (usage.free - std::min(usage.free, usage.meta_reserved)) * sb_.segment_size;
+  const uint64_t room = free_bytes - std::min(free_bytes, usage.pending_reserved_bytes) +
                         data_->open_buffer_room(DataLog::Stream::kCleaner);
   const std::vector<uint32_t> victims =
       PickVictims(segments_.CleaningCandidates(), sb_.segment_size, max_victims, room);
@@ -43,7 +47,7 @@ Result<LogStructuredFs::CleanResult> LogStructuredFs::CleanOnce(size_t max_victi
     std::shared_lock<std::shared_mutex> lock(ns_mu_);
     for (const auto& [ino, node] : ns_.inodes()) {
       for (const auto& [offset, e] : node->extents.entries()) {
-        if (is_victim[segments_.SegmentOf(e.phys.addr)]) {
+        if (!e.phys.pending() && is_victim[segments_.SegmentOf(e.phys.addr)]) {
           moves.push_back({ino, offset, e.length, e.phys, e.skip});
         }
       }
@@ -54,7 +58,9 @@ Result<LogStructuredFs::CleanResult> LogStructuredFs::CleanOnce(size_t max_victi
     return a.phys.addr != b.phys.addr ? a.phys.addr < b.phys.addr : a.skip < b.skip;
   });
 
-  uint64_t moved = 0;
+  uint64_t moved = 0;         // file bytes re-pointed
+  uint64_t stored_moved = 0;  // bytes copied (a whole run may hold dead ones)
+  bool out_of_room = false;
   std::string buf;
   // Still mapped as when the moves were listed? Requires ns_mu_.
   auto still_mapped = [this](const Move& m) {
@@ -63,46 +69,79 @@ Result<LogStructuredFs::CleanResult> LogStructuredFs::CleanOnce(size_t max_victi
     auto now = node->extents.Lookup(m.offset, m.length);
     return now.size() == 1 && !now[0].hole && now[0].phys == m.phys && now[0].skip == m.skip;
   };
+  // A compressed run that is mostly live moves whole and still encoded: one
+  // copy serves every move out of it. One that is mostly dead has its live
+  // pieces moved decoded (raw), so its dead bytes are reclaimed.
+  std::optional<DataLog::Ticket> run_copy;
+  PhysicalExtent run_copied_from;
   for (const Move& m : moves) {
-    buf.resize(m.length);
-    Status s;
-    {
-      // As a user read does: the range is checked and its segment pinned
-      // (reclaim lock) under the namespace lock, so it cannot be freed and
-      // reused between the check and the read.
-      std::shared_lock<std::shared_mutex> lock(ns_mu_);
-      if (!still_mapped(m)) continue;
-      std::shared_lock<std::shared_mutex> reclaim(reclaim_mu_);
-      lock.unlock();
-      s = data_->Read(m.phys, m.skip, buf.data(), m.length);
+    const bool whole_run =
+        m.phys.compressed() && 2 * segments_.CompressedRunRefs(m.phys) >= m.phys.raw_length;
+    // Moves are in device order, so a run's moves are adjacent; its ticket
+    // goes as soon as they are done (a held ticket keeps a buffer unflushed).
+    if (run_copy && !(whole_run && run_copied_from == m.phys)) run_copy.reset();
+    std::optional<DataLog::Ticket> piece_copy;
+    if (!whole_run || !run_copy) {
+      Status s;
+      {
+        // As a user read does: the range is checked and its segment pinned
+        // (reclaim lock) under the namespace lock, so it cannot be freed and
+        // reused between the check and the read.
+        std::shared_lock<std::shared_mutex> lock(ns_mu_);
+        if (!still_mapped(m)) continue;
+        std::shared_lock<std::shared_mutex> reclaim(reclaim_mu_);
+        lock.unlock();
+        if (whole_run) {
+          s = data_->ReadStored(m.phys, &buf);
+        } else {
+          buf.resize(m.length);
+          s = data_->Read(m.phys, m.skip, buf.data(), m.length);
+        }
+      }
+      if (!s.ok()) {
+        // Damaged data stays where it is, still reported by reads and fsck.
+        spdlog::warn("cleaner: cannot move inode {} bytes {}+{}: {}", m.ino, m.offset, m.length,
+                     s.ToString());
+        continue;
+      }
+      const RunCoding coding = whole_run ? RunCoding{m.phys.codec, m.phys.raw_length} : RunCoding{};
+      auto ticket = data_->Append(buf.data(), buf.size(), DataLog::Stream::kCleaner, coding);
+      if (!ticket.ok()) {
+        if (!ticket.status().IsNoSpace()) return ticket.status();
+        out_of_room = true;
+        break;  // the cleaner's reserve is used up; commit what moved so far
+      }
+      stored_moved += buf.size();
+      if (whole_run) {
+        run_copy = std::move(*ticket);
+        run_copied_from = m.phys;
+      } else {
+        piece_copy = std::move(*ticket);
+      }
     }
-    if (!s.ok()) {
-      // Damaged data stays where it is, still reported by reads and fsck.
-      spdlog::warn("cleaner: cannot move inode {} bytes {}+{}: {}", m.ino, m.offset, m.length,
-                   s.ToString());
-      continue;
-    }
-    auto ticket = data_->Append(buf.data(), m.length, DataLog::Stream::kCleaner);
-    if (!ticket.ok()) {
-      if (!ticket.status().IsNoSpace()) return ticket.status();
-      break;  // the cleaner's reserve is used up; commit what moved so far
-    }
+    const DataLog::Ticket& copy = whole_run ? *run_copy : *piece_copy;
     {
       std::unique_lock<std::shared_mutex> lock(ns_mu_);
       if (still_mapped(m)) {
-        CKPTFS_RETURN_IF_ERROR(Mutate(record::WriteExtent{
-            m.ino, m.offset, static_cast<uint32_t>(m.length), ticket->extent(), 0, 0}));
+        // A raw piece was copied alone, so it starts the copy; a compressed
+        // one keeps its place in the decoded run.
+        CKPTFS_RETURN_IF_ERROR(Mutate(record::WriteExtent{m.ino, m.offset,
+                                                          static_cast<uint32_t>(m.length),
+                                                          copy.extent(), whole_run ? m.skip : 0,
+                                                          0}));
         moved += m.length;
       }
     }
-    ticket->Done();
   }
-  cleaned_bytes_.fetch_add(moved);
+  run_copy.reset();
+  cleaned_bytes_.fetch_add(stored_moved);
   cleaned_segments_.fetch_add(victims.size());
   // The victims hold no live bytes now; the commit makes them free.
-  CKPTFS_RETURN_IF_ERROR(Sync());
+  CKPTFS_RETURN_IF_ERROR(CommitNow());
   spdlog::debug("cleaner: {} segment(s) emptied, {} live bytes moved", victims.size(), moved);
-  return CleanResult{victims.size(), moved};
+  // Victims left part live (no room to move the rest) are not emptied: say
+  // so, or a caller looking for space would clean again for nothing.
+  return CleanResult{out_of_room && moved == 0 ? 0 : victims.size(), stored_moved};
 }
 
 bool LogStructuredFs::SpaceIsLow() const {

@@ -12,6 +12,7 @@
 
 #include "log/log_reader.h"
 #include "meta/snapshot.h"
+#include "util/clock.h"
 
 namespace ckptfs {
 namespace {
@@ -23,10 +24,10 @@ constexpr size_t kMaxXattrValue = 64 * 1024;
 constexpr size_t kMaxAppend = 1 << 20;  // the FUSE max write; one stored extent each
 constexpr size_t kCommitAtPendingBytes = 4 << 20;
 
-int64_t NowNs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+// What the mount asked for; Open has validated it (ValidateMountOptions).
+CompressionPolicy MountPolicy(const MountOptions& options) {
+  auto policy = ParseCompressionPolicy(options.compress);
+  return policy.ok() ? *policy : CompressionPolicy{};
 }
 
 int64_t ToNs(const struct timespec& ts) {
@@ -57,7 +58,9 @@ LogStructuredFs::LogStructuredFs(const MountOptions& options, std::unique_ptr<Bl
       sb_(sb),
       head_sb_(sb),
       segments_(sb),
-      ns_(&segments_) {}
+      ns_(&segments_),
+      default_policy_(MountPolicy(options)),
+      pending_(options.memory_budget / 4) {}
 
 LogStructuredFs::~LogStructuredFs() { (void)Close(); }
 
@@ -87,7 +90,8 @@ Status LogStructuredFs::Recover() {
   log_bytes_at_open_ = replay.bytes;
   log_writer_ = MakeLogWriter(replay.end, &log_segments_);
   DataLogOptions data_options;
-  data_options.memory_budget = options_.memory_budget;
+  // A quarter of the budget is for writes waiting to be compressed.
+  data_options.memory_budget = options_.memory_budget - options_.memory_budget / 4;
   data_options.flusher_threads = options_.flusher_threads;
   data_ = std::make_unique<DataLog>(device_.get(), sb_, &segments_, data_options);
 
@@ -109,6 +113,10 @@ void LogStructuredFs::Start() {
   data_->Start();
   committer_ = std::thread([this] { CommitterLoop(); });
   cleaner_ = std::thread([this] { CleanerLoop(); });
+  for (unsigned i = 0; i < std::max(1u, options_.compressor_threads); ++i) {
+    compressors_.emplace_back([this] { CompressorLoop(); });
+  }
+  compressing_.store(true);
 }
 
 Status LogStructuredFs::Close() {
@@ -122,7 +130,15 @@ Status LogStructuredFs::Close() {
   if (committer_.joinable()) committer_.join();
   if (cleaner_.joinable()) cleaner_.join();
   if (!data_) return Status::Ok();  // Recover never ran
-  if (!started_) data_->Start();
+  if (!started_) {
+    data_->Start();
+    compressors_.emplace_back([this] { CompressorLoop(); });
+  }
+  // Every acknowledged write reaches the log before the store closes.
+  pending_.WaitPlaced(pending_.last_id());
+  pending_.Stop();
+  for (auto& t : compressors_) t.join();
+  compressors_.clear();
   Status s;
   {
     std::lock_guard<std::mutex> commit_lock(commit_mu_);
@@ -138,7 +154,7 @@ void LogStructuredFs::CommitterLoop() {
     bg_cv_.wait_for(lock, std::chrono::milliseconds(options_.commit_interval_ms));
     if (stop_) break;
     lock.unlock();
-    Status s = Sync();
+    Status s = CommitNow();
     if (!s.ok()) spdlog::error("background commit failed: {}", s.ToString());
     lock.lock();
   }
@@ -153,15 +169,16 @@ Status LogStructuredFs::CheckWritable() const {
 
 Status LogStructuredFs::Mutate(const Record& r) {
   CKPTFS_RETURN_IF_ERROR(CheckWritable());
+  // Segments this record empties may be reused once it is durable.
+  segments_.NoteRecord(pending_log_.next_seq());
   Status s = ns_.Apply(r);
   if (!s.ok()) {
     // Live operations validate before they apply; reaching here is a bug.
     spdlog::critical("record failed to apply to a validated state: {}", s.ToString());
     return s;
   }
-  EncodeRecord(r, &pending_records_);
-  ++pending_seq_;
-  if (pending_records_.size() >= kCommitAtPendingBytes) bg_cv_.notify_all();
+  pending_log_.Append(r);
+  if (pending_log_.ready_bytes() >= kCommitAtPendingBytes) bg_cv_.notify_all();
   return Status::Ok();
 }
 
@@ -200,16 +217,16 @@ Status LogStructuredFs::CompactLogLocked() {
   std::string snapshot;
   std::string batch;
   uint64_t seq;
-  uint64_t epoch;
   {
     // The snapshot covers every applied change, so the pending records are
     // not written after it; they are kept only in case the snapshot cannot
     // be written and the old chain has to take them after all.
     std::unique_lock<std::shared_mutex> lock(ns_mu_);
+    // Writes waiting for a compressor have no record yet, so a snapshot
+    // would capture their file sizes without their data; compact later.
+    if (pending_log_.has_reserved()) return Status::Ok();
     EncodeSnapshot(ns_, &snapshot);
-    batch.swap(pending_records_);
-    seq = pending_seq_;
-    epoch = segments_.BeginCommit();
+    seq = pending_log_.TakeReady(&batch);
   }
   Status s = data_->Sync();  // the snapshot points at all data written so far
   if (!s.ok()) return Fail(s);
@@ -222,7 +239,7 @@ Status LogStructuredFs::CompactLogLocked() {
     Status c = AppendToLogLocked(batch);
     if (!c.ok()) return Fail(c);
     std::unique_lock<std::shared_mutex> lock(reclaim_mu_);
-    segments_.CommitDurable(epoch);
+    segments_.CommitDurable(seq);
     durable_seq_.store(seq);
     last_snapshot_bytes_ = snapshot.size();  // do not retry at once
     return Status::Ok();
@@ -259,7 +276,7 @@ Status LogStructuredFs::CompactLogLocked() {
   last_snapshot_bytes_ = writer->bytes_written();
   {
     std::unique_lock<std::shared_mutex> lock(reclaim_mu_);
-    segments_.CommitDurable(epoch);
+    segments_.CommitDurable(seq);
   }
   durable_seq_.store(seq);
   compactions_.fetch_add(1);
@@ -270,19 +287,18 @@ Status LogStructuredFs::CommitLocked() {
   if (!failed_.ok()) return failed_;
   std::string batch;
   uint64_t seq;
-  uint64_t epoch;
   {
+    // Up to the first write still waiting for its compressor: the log only
+    // ever holds a prefix of what happened.
     std::unique_lock<std::shared_mutex> lock(ns_mu_);
-    batch.swap(pending_records_);
-    seq = pending_seq_;
-    epoch = segments_.BeginCommit();
+    seq = pending_log_.TakeReady(&batch);
   }
   Status s = data_->Sync();
   if (s.ok()) s = AppendToLogLocked(batch);
   if (!s.ok()) return Fail(s);
   {
     std::unique_lock<std::shared_mutex> lock(reclaim_mu_);
-    segments_.CommitDurable(epoch);
+    segments_.CommitDurable(seq);
   }
   durable_seq_.store(seq);
   commits_.fetch_add(1);
@@ -291,10 +307,18 @@ Status LogStructuredFs::CommitLocked() {
 }
 
 Status LogStructuredFs::Sync() {
+  // Writes handed to the compressor threads get their records first.
+  pending_.WaitPlaced(pending_.last_id());
+  return CommitNow();
+}
+
+Status LogStructuredFs::CommitNow() {
   uint64_t target;
   {
     std::shared_lock<std::shared_mutex> lock(ns_mu_);
-    target = pending_seq_;
+    // What a commit could reach now: nothing past a write still waiting
+    // for its compressor.
+    target = pending_log_.ready_seq();
   }
   std::lock_guard<std::mutex> commit_lock(commit_mu_);
   if (durable_seq_.load() >= target && failed_.ok() && segments_.PendingFree() == 0) {
@@ -317,7 +341,8 @@ struct stat LogStructuredFs::StatOf(const Inode& node) const {
   st.st_rdev = node.rdev;
   st.st_size = static_cast<off_t>(node.is_dir() ? 4096 : node.size);
   st.st_blksize = 1 << 20;  // tells cp, dd and friends to use large I/O
-  uint64_t stored = node.is_regular() ? node.extents.mapped_bytes() : 0;
+  // What the file occupies on the device, as du should show it.
+  uint64_t stored = node.is_regular() ? node.extents.stored_bytes() : 0;
   st.st_blocks = static_cast<blkcnt_t>((stored + 511) / 512);
   st.st_atim = FromNs(node.atime_ns);
   st.st_mtim = FromNs(node.mtime_ns);
@@ -446,6 +471,9 @@ Result<struct stat> LogStructuredFs::CreateNode(uint64_t parent, std::string_vie
       Mutate(record::CreateInode{ino, mode, uid, gid, rdev, now, std::string(target)}));
   CKPTFS_RETURN_IF_ERROR(Mutate(record::Link{parent, std::string(name), ino, now}));
   Inode* node = ns_.Find(ino);
+  if (node->is_regular() || node->is_dir()) {
+    CKPTFS_RETURN_IF_ERROR(InheritCompression(*ns_.Find(parent), ino));
+  }
   node->lookups.fetch_add(1);
   return StatOf(*node);
 }
@@ -584,6 +612,7 @@ void LogStructuredFs::ReleaseFile(uint64_t ino) {
 
 Result<size_t> LogStructuredFs::Read(uint64_t ino, uint64_t offset, size_t size, char* buf) {
   std::vector<ExtentPiece> pieces;
+  std::vector<std::shared_ptr<const PendingRun>> pending;  // by pending piece, in order
   std::shared_lock<std::shared_mutex> reclaim(reclaim_mu_, std::defer_lock);
   size_t n = 0;
   {
@@ -594,12 +623,24 @@ Result<size_t> LogStructuredFs::Read(uint64_t ino, uint64_t offset, size_t size,
     if (offset >= node->size) return size_t{0};
     n = static_cast<size_t>(std::min<uint64_t>(size, node->size - offset));
     pieces = node->extents.Lookup(offset, n);
+    // Held here, a pending run outlives its placement (which needs the
+    // namespace lock exclusively) for as long as this read uses it.
+    for (const ExtentPiece& p : pieces) {
+      if (!p.hole && p.phys.pending()) pending.push_back(pending_.Find(p.phys.addr));
+    }
     reclaim.lock();  // before the namespace lock goes: the extents stay valid
   }
+  size_t next_pending = 0;
   for (const ExtentPiece& p : pieces) {
     char* dst = buf + (p.offset - offset);
     if (p.hole) {
       std::memset(dst, 0, p.length);
+      continue;
+    }
+    if (p.phys.pending()) {
+      const auto& run = pending[next_pending++];
+      if (!run) return Status::IOError("pending run vanished");  // a bug, not a disk error
+      std::memcpy(dst, run->data.data() + p.skip, p.length);
       continue;
     }
     Status s = data_->Read(p.phys, p.skip, dst, p.length);
@@ -620,19 +661,24 @@ Result<size_t> LogStructuredFs::Read(uint64_t ino, uint64_t offset, size_t size,
   return n;
 }
 
-Result<DataLog::Ticket> LogStructuredFs::AppendData(const char* data, size_t len) {
-  auto ticket = data_->Append(data, len);
+Result<DataLog::Ticket> LogStructuredFs::AppendData(const char* data, size_t len,
+                                                   RunCoding coding, bool placing_pending) {
+  constexpr auto kUser = DataLog::Stream::kUser;
+  auto ticket = data_->Append(data, len, kUser, coding, placing_pending);
   if (ticket.ok() || !ticket.status().IsNoSpace()) return ticket;
-  // Segments freed by deletions become reusable once their records commit.
-  CKPTFS_RETURN_IF_ERROR(Sync());
-  ticket = data_->Append(data, len);
+  // Segments freed by deletions become reusable once their records commit,
+  // and a commit stops at the first write still waiting for a compressor:
+  // let those be placed first (a compressor itself must not wait for them).
+  if (!placing_pending) pending_.WaitPlaced(pending_.last_id());
+  CKPTFS_RETURN_IF_ERROR(CommitNow());
+  ticket = data_->Append(data, len, kUser, coding, placing_pending);
   // Then dead space inside partly live segments: clean until the write fits
   // or nothing is left to clean (the store is truly full).
   for (int round = 0; round < 64 && !ticket.ok() && ticket.status().IsNoSpace(); ++round) {
     CKPTFS_ASSIGN_OR_RETURN(CleanResult cleaned, CleanOnce(8));
     // Nothing worth cleaning is left: the live data fills the store.
     if (cleaned.segments == 0) break;
-    ticket = data_->Append(data, len);
+    ticket = data_->Append(data, len, kUser, coding, placing_pending);
   }
   return ticket;
 }
@@ -640,6 +686,7 @@ Result<DataLog::Ticket> LogStructuredFs::AppendData(const char* data, size_t len
 Result<size_t> LogStructuredFs::Write(uint64_t ino, uint64_t offset, const char* data,
                                       size_t size) {
   bool drop_privileges = false;
+  CompressionPolicy policy;
   {
     std::shared_lock<std::shared_mutex> lock(ns_mu_);
     CKPTFS_RETURN_IF_ERROR(CheckWritable());
@@ -647,6 +694,7 @@ Result<size_t> LogStructuredFs::Write(uint64_t ino, uint64_t offset, const char*
     if (!node) return Status::NotFound("no inode " + std::to_string(ino));
     if (!node->is_regular()) return Status::Invalid("write to a non-regular file");
     drop_privileges = HasSetIdBits(node->mode);
+    policy = PolicyFor(*node);
   }
   if (drop_privileges) {
     std::unique_lock<std::shared_mutex> lock(ns_mu_);
@@ -655,6 +703,14 @@ Result<size_t> LogStructuredFs::Write(uint64_t ino, uint64_t offset, const char*
   size_t done = 0;
   while (done < size) {
     const size_t len = std::min(kMaxAppend, size - done);
+    if (policy.enabled) {
+      CKPTFS_ASSIGN_OR_RETURN(bool queued,
+                              WritePending(ino, offset + done, data + done, len, policy));
+      if (queued) {
+        done += len;
+        continue;
+      }
+    }
     CKPTFS_ASSIGN_OR_RETURN(DataLog::Ticket ticket, AppendData(data + done, len));
     {
       std::unique_lock<std::shared_mutex> lock(ns_mu_);
@@ -716,6 +772,7 @@ Status LogStructuredFs::SetXattr(uint64_t ino, std::string_view name, std::strin
                                  int flags) {
   if (name.empty() || name.size() > kMaxXattrName) return Status::Range("xattr name length");
   if (value.size() > kMaxXattrValue) return Status::NoSpace("xattr value too large");
+  if (name == kCompressXattr) CKPTFS_RETURN_IF_ERROR(ParseCompressionPolicy(value).status());
   std::unique_lock<std::shared_mutex> lock(ns_mu_);
   Inode* node = ns_.Find(ino);
   if (!node) return Status::NotFound("no inode " + std::to_string(ino));
@@ -792,6 +849,7 @@ StoreStats LogStructuredFs::Stats() {
   s.segments_meta = u.meta;
   s.segments_pending_free = u.pending_free;
   s.live_bytes = u.live_bytes;
+  s.live_file_bytes = u.live_file_bytes;
   s.dead_bytes = u.data * sb_.segment_size - std::min<uint64_t>(u.data * sb_.segment_size, u.live_bytes);
   {
     std::shared_lock<std::shared_mutex> lock(ns_mu_);
@@ -812,6 +870,18 @@ StoreStats LogStructuredFs::Stats() {
   s.log_compactions = compactions_.load();
   s.cleaner_bytes_moved = cleaned_bytes_.load();
   s.cleaner_segments = cleaned_segments_.load();
+  {
+    std::lock_guard<std::mutex> lock(encoder_stats_mu_);
+    s.compressed_runs = encoder_stats_.runs - encoder_stats_.runs_raw;
+    s.compress_raw_runs = encoder_stats_.runs_raw;
+    s.compress_bytes_in = encoder_stats_.bytes_in;
+    s.compress_bytes_out = encoder_stats_.bytes_out;
+  }
+  const PendingRunStats p = pending_.stats();
+  s.compress_pending_bytes = p.held_bytes;
+  s.compress_waits = p.waits;
+  s.compress_skipped_runs = p.refused;
+  s.runs_decoded = d.runs_decoded;
   return s;
 }
 

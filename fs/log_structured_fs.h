@@ -5,12 +5,12 @@
 // Locking, outermost first:
 //   clean_mu_    one cleaning pass at a time
 //   commit_mu_   one commit at a time (group commit: waiters re-check)
-//   ns_mu_       the namespace and the pending log records; shared for
+//   ns_mu_       the namespace and the pending log (PendingLog); shared for
 //                lookups and reads, exclusive for every change, so the log
 //                order is exactly the order changes were applied
 //   reclaim_mu_  shared while a read uses extents it looked up; exclusive
 //                while freed segments become reusable
-//   DataLog, SegmentTable internal mutexes
+//   DataLog, SegmentTable, PendingRuns internal mutexes
 // The data log is written before the records that point into it, and both
 // are flushed before fsync returns (see docs/design.md, "Commit").
 #pragma once
@@ -23,14 +23,21 @@
 #include <thread>
 
 #include "ckptfs/filesystem.h"
+#include "compress/extent_codec.h"
 #include "format/superblock.h"
 #include "io/block_device.h"
 #include "log/log_writer.h"
+#include "log/pending_log.h"
 #include "meta/namespace.h"
 #include "segment/data_log.h"
+#include "compress/pending_runs.h"
 #include "segment/segment_table.h"
 
 namespace ckptfs {
+
+// A file's or directory's compression policy (CompressionPolicy text form);
+// new files and directories inherit it from their parent.
+inline constexpr const char* kCompressXattr = "user.ckptfs.compress";
 
 class LogStructuredFs : public FileSystem {
  public:
@@ -89,7 +96,13 @@ class LogStructuredFs : public FileSystem {
   Status DropSetIdBits(uint64_t ino);  // requires ns_mu_ exclusive
   // Validates that `parent` is a live directory and `name` a legal new entry.
   Result<Inode*> WritableDir(uint64_t parent, std::string_view name);
-  Result<DataLog::Ticket> AppendData(const char* data, size_t len);
+  // Appends to the user stream, making room (commit, clean) when full.
+  // `placing_pending`: a compressor placing a write it was promised room for.
+  Result<DataLog::Ticket> AppendData(const char* data, size_t len, RunCoding coding = {},
+                                     bool placing_pending = false);
+  // Commits what is pending without waiting for compressor threads: what
+  // making room needs (they may be the caller). Takes commit_mu_.
+  Status CommitNow();
   // Commits all pending records (and the data they need). Requires commit_mu_.
   Status CommitLocked();
   // Rewrites the metadata log as a snapshot of the namespace in a new chain,
@@ -112,6 +125,19 @@ class LogStructuredFs : public FileSystem {
   Result<CleanResult> CleanOnce(size_t max_victims);
   bool SpaceIsLow() const;
   void CleanerLoop();
+  // Compression (fs/compression.cc).
+  // The policy for writes to `node`. Requires ns_mu_.
+  CompressionPolicy PolicyFor(const Inode& node) const;
+  // Hands one write of a compressing file to the compressor threads; false
+  // when they are behind and the mount says not to wait for them.
+  Result<bool> WritePending(uint64_t ino, uint64_t offset, const char* data, size_t len,
+                            const CompressionPolicy& policy);
+  void CompressorLoop();
+  // Encodes `run`, appends it and points what still maps it at the copy.
+  Status PlaceRun(const PendingRun& run, ExtentEncoder* encoder);
+  // A new file or directory in `parent` inherits its compression xattr.
+  // Requires ns_mu_ exclusive.
+  Status InheritCompression(const Inode& parent, uint64_t child);
   struct stat StatOf(const Inode& node) const;
   // statfs figures given the inode count (read under ns_mu_ by the caller).
   struct statvfs StatFsFor(size_t inodes) const;
@@ -132,12 +158,18 @@ class LogStructuredFs : public FileSystem {
 
   mutable std::shared_mutex ns_mu_;
   Namespace ns_;                   // ns_mu_
-  std::string pending_records_;    // ns_mu_
-  uint64_t pending_seq_ = 0;       // ns_mu_: records queued so far
-  std::atomic<uint64_t> durable_seq_{0};
+  PendingLog pending_log_;         // ns_mu_: records not yet committed
+  std::atomic<uint64_t> durable_seq_{0};  // the last record committed
 
   std::shared_mutex reclaim_mu_;
   std::unique_ptr<DataLog> data_;
+
+  const CompressionPolicy default_policy_;
+  PendingRuns pending_;
+  std::vector<std::thread> compressors_;  // bg_mu_
+  std::atomic<bool> compressing_{false};  // compressors run: writes may be queued
+  mutable std::mutex encoder_stats_mu_;
+  EncoderStats encoder_stats_;  // encoder_stats_mu_: all compressor threads' runs
 
   std::mutex bg_mu_;  // guards stop_ and wakes the committer
   std::condition_variable bg_cv_;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "compress/extent_codec.h"
 #include "format/superblock.h"
 #include "log/log_writer.h"
 #include "log/record.h"
@@ -27,6 +28,9 @@ constexpr uint32_t kMinSegments = 8;
 Result<std::unique_ptr<FileSystem>> OpenFileSystemOnDevice(std::unique_ptr<BlockDevice> device,
                                                            const MountOptions& options) {
   CKPTFS_ASSIGN_OR_RETURN(Superblock sb, ReadSuperblock(device.get()));
+  if (auto policy = ParseCompressionPolicy(options.compress); !policy.ok()) {
+    return Status::Invalid("compress=" + options.compress + ": " + policy.status().message());
+  }
   auto fs = std::make_unique<LogStructuredFs>(options, std::move(device), sb);
   CKPTFS_RETURN_IF_ERROR(fs->Recover());
   return std::unique_ptr<FileSystem>(std::move(fs));

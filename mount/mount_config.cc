@@ -3,6 +3,7 @@
 // value is refused with the option's name.
 #include "mount_config.h"
 
+#include "compress/extent_codec.h"
 #include "util/size.h"
 
 #include <cerrno>
@@ -22,6 +23,9 @@ struct RawOptions {
   char* log_file = nullptr;
   char* io = nullptr;
   char* read_ahead_kb = nullptr;
+  char* compress = nullptr;
+  char* compressors = nullptr;
+  char* compress_backlog = nullptr;
   int no_writeback_cache = 0;
   int nonempty = 0;
   int positional = 0;
@@ -39,6 +43,9 @@ const fuse_opt kOptionSpecs[] = {
     CKPTFS_OPT("log_file=%s", log_file),
     CKPTFS_OPT("io=%s", io),
     CKPTFS_OPT("read_ahead_kb=%s", read_ahead_kb),
+    CKPTFS_OPT("compress=%s", compress),
+    CKPTFS_OPT("compressors=%s", compressors),
+    CKPTFS_OPT("compress_backlog=%s", compress_backlog),
     CKPTFS_OPT("no_writeback_cache", no_writeback_cache),
     CKPTFS_OPT("nonempty", nonempty),
     // fstab lines carry atime policies; ckptfs never updates atime on read,
@@ -146,6 +153,27 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
     config->read_ahead_kb = static_cast<unsigned>(n);
     return Status::Ok();
   });
+  take(raw.compress, [&](const char* v) -> Status {
+    auto policy = ParseCompressionPolicy(v);
+    if (!policy.ok()) {
+      return Status::Invalid(std::string("option compress=") + v + ": " +
+                             policy.status().message());
+    }
+    config->mount.compress = FormatCompressionPolicy(*policy);
+    return Status::Ok();
+  });
+  take(raw.compressors, [&](const char* v) -> Status {
+    CKPTFS_ASSIGN_OR_RETURN(uint64_t n, ParseCount("compressors", v, 1, 64));
+    config->mount.compressor_threads = static_cast<unsigned>(n);
+    return Status::Ok();
+  });
+  take(raw.compress_backlog, [&](const char* v) -> Status {
+    if (std::strcmp(v, "wait") == 0) config->mount.compress_backlog_raw = false;
+    else if (std::strcmp(v, "raw") == 0) config->mount.compress_backlog_raw = true;
+    else return Status::Invalid(std::string("option compress_backlog=") + v +
+                                ": expected wait or raw");
+    return Status::Ok();
+  });
   take(raw.log_file, [&](const char* v) { config->log_file = v; return Status::Ok(); });
   take(raw.io, [&](const char* v) -> Status {
     if (std::strcmp(v, "uring") == 0) config->mount.use_uring = true;
@@ -167,6 +195,11 @@ const char* MountOptionsHelp() {
          "    -o entry_timeout=S     kernel name cache seconds (default 1)\n"
          "    -o io=uring|posix      device write path (default uring)\n"
          "    -o read_ahead_kb=N     kernel readahead for the mount (default 1024, 0: kernel's)\n"
+         "    -o compress=POLICY     none or zstd[:LEVEL[:FILTER]] (default none); FILTER is\n"
+         "                           auto, none, group2 (bf16/fp16) or group4 (fp32)\n"
+         "    -o compressors=N       compressor threads (default 2)\n"
+         "    -o compress_backlog=wait|raw  when compressors are behind: wait for them\n"
+         "                           (default) or store new writes raw\n"
          "    -o no_writeback_cache  send every write to the daemon at once\n"
          "    -o log_level=LEVEL     trace, debug, info, warn, error, critical, off\n"
          "    -o log_file=PATH       log here instead of stderr/syslog\n"

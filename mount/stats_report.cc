@@ -35,8 +35,24 @@ std::vector<Field> StoreFields(const StoreStats& s) {
           {"segments_meta", s.segments_meta},
           {"segments_pending_free", s.segments_pending_free},
           {"live_bytes", s.live_bytes},
+          {"live_file_bytes", s.live_file_bytes},
           {"dead_bytes", s.dead_bytes},
-          {"inodes", s.inodes}};
+          {"inodes", s.inodes},
+          {"compressed_runs", s.compressed_runs},
+          {"compress_raw_runs", s.compress_raw_runs},
+          {"compress_bytes_in", s.compress_bytes_in},
+          {"compress_bytes_out", s.compress_bytes_out},
+          {"compress_pending_bytes", s.compress_pending_bytes},
+          {"compress_waits", s.compress_waits},
+          {"compress_skipped_runs", s.compress_skipped_runs},
+          {"runs_decoded", s.runs_decoded}};
+}
+
+// File bytes per stored byte of what is live, in thousandths: the
+// compression ratio the store achieves now (1000 without compression).
+uint64_t CompressionRatioMilli(const StoreStats& s) {
+  if (s.live_bytes == 0) return 1000;
+  return s.live_file_bytes * 1000 / s.live_bytes;
 }
 
 // Device bytes per user byte, in thousandths (an integer, like the rest).
@@ -80,7 +96,8 @@ std::vector<Field> WriteSizeFields(const FuseCounters& f) {
 std::string RenderStatsJson(const StoreStats& store, const FuseCounters& fuse) {
   std::string out = "{";
   AppendObject(&out, "store", StoreFields(store));
-  out += ",\"write_amplification_milli\":" + std::to_string(WriteAmplificationMilli(store)) + ",";
+  out += ",\"write_amplification_milli\":" + std::to_string(WriteAmplificationMilli(store));
+  out += ",\"compression_ratio_milli\":" + std::to_string(CompressionRatioMilli(store)) + ",";
   AppendObject(&out, "fuse_requests", RequestFields(fuse));
   out += ",\"fuse_error_replies\":" + std::to_string(fuse.error_replies.load()) + ",";
   AppendObject(&out, "write_request_sizes", WriteSizeFields(fuse));
@@ -98,6 +115,11 @@ std::string RenderStatsText(const StoreStats& store, const FuseCounters& fuse) {
   const uint64_t wa = WriteAmplificationMilli(store);
   std::snprintf(line, sizeof line, "%-24s %llu.%03llu\n", "write_amplification",
                 static_cast<unsigned long long>(wa / 1000), static_cast<unsigned long long>(wa % 1000));
+  out += line;
+  const uint64_t ratio = CompressionRatioMilli(store);
+  std::snprintf(line, sizeof line, "%-24s %llu.%03llu\n", "compression_ratio",
+                static_cast<unsigned long long>(ratio / 1000),
+                static_cast<unsigned long long>(ratio % 1000));
   out += line;
   for (const Field& f : RequestFields(fuse)) {
     std::snprintf(line, sizeof line, "fuse.%-19s %llu\n", f.first, static_cast<unsigned long long>(f.second));

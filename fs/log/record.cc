@@ -2,10 +2,14 @@
 // plus one, so the order in record.h's variant is part of the format.
 #include "log/record.h"
 
+#include "compress/extent_codec.h"
 #include "util/coding.h"
 
 namespace ckptfs {
 namespace {
+
+// Past the variant's types; see record.h.
+constexpr uint8_t kCompressedWriteExtentType = 13;
 
 struct BodyEncoder {
   Encoder& e;
@@ -27,6 +31,9 @@ struct BodyEncoder {
   void operator()(const record::WriteExtent& r) {
     e.U64(r.ino); e.U64(r.offset); e.U32(r.length); e.U64(r.phys.addr); e.U32(r.phys.length);
     e.U32(r.phys.crc); e.U32(r.skip); e.I64(r.mtime_ns);
+    if (r.phys.compressed()) {
+      e.U8(r.phys.codec); e.U32(r.phys.raw_length);
+    }
   }
   void operator()(const record::SetXattr& r) { e.U64(r.ino); e.Bytes(r.name); e.Bytes(r.value); e.I64(r.time_ns); }
   void operator()(const record::RemoveXattr& r) { e.U64(r.ino); e.Bytes(r.name); e.I64(r.time_ns); }
@@ -70,6 +77,13 @@ bool DecodeBody(Decoder& d, record::WriteExtent* r) {
   return d.U64(&r->ino) && d.U64(&r->offset) && d.U32(&r->length) && d.U64(&r->phys.addr) &&
          d.U32(&r->phys.length) && d.U32(&r->phys.crc) && d.U32(&r->skip) && d.I64(&r->mtime_ns);
 }
+// Type 13: a WriteExtent of a compressed run.
+bool DecodeCompressedWriteExtent(Decoder& d, record::WriteExtent* r) {
+  // raw_len is bounded before anything allocates a buffer of that size.
+  return DecodeBody(d, r) && d.U8(&r->phys.codec) && d.U32(&r->phys.raw_length) &&
+         r->phys.codec != 0 && r->phys.codec <= kMaxCodec && r->phys.raw_length > 0 &&
+         r->phys.raw_length <= PhysicalExtent::kMaxRunLength && d.empty();
+}
 template <>
 bool DecodeBody(Decoder& d, record::SetXattr* r) {
   return d.U64(&r->ino) && d.Bytes(&r->name) && d.Bytes(&r->value) && d.I64(&r->time_ns);
@@ -106,7 +120,9 @@ void EncodeRecord(const Record& r, std::string* out) {
   Encoder be(&body);
   std::visit(BodyEncoder{be}, r);
   Encoder e(out);
-  e.U8(static_cast<uint8_t>(r.index() + 1));
+  const auto* write = std::get_if<record::WriteExtent>(&r);
+  e.U8(write && write->phys.compressed() ? kCompressedWriteExtentType
+                                         : static_cast<uint8_t>(r.index() + 1));
   e.Bytes(body);
 }
 
@@ -118,6 +134,13 @@ Result<Record> DecodeRecord(std::string_view* in) {
   if (type == 0) return Status::Corruption("log record of type 0");
   *in = d.rest();
   Decoder bd(body);
+  if (type == kCompressedWriteExtentType) {
+    record::WriteExtent w{};
+    if (!DecodeCompressedWriteExtent(bd, &w)) {
+      return Status::Corruption("malformed compressed extent record");
+    }
+    return Record(w);
+  }
   return DecodeAlternative<0>(type - 1, bd);
 }
 

@@ -6,6 +6,19 @@
 
 namespace ckptfs {
 
+void ExtentMap::Add(uint64_t offset, const MappedExtent& e) {
+  entries_.emplace(offset, e);
+  mapped_bytes_ += e.length;
+  stored_bytes_ += e.phys.StoredShare(e.length);
+}
+
+std::map<uint64_t, MappedExtent>::iterator ExtentMap::Remove(
+    std::map<uint64_t, MappedExtent>::iterator it) {
+  mapped_bytes_ -= it->second.length;
+  stored_bytes_ -= it->second.phys.StoredShare(it->second.length);
+  return entries_.erase(it);
+}
+
 void ExtentMap::Punch(uint64_t start, uint64_t end, const ReleaseFn& release) {
   if (start >= end) return;
   auto it = entries_.upper_bound(start);
@@ -18,24 +31,21 @@ void ExtentMap::Punch(uint64_t start, uint64_t end, const ReleaseFn& release) {
       continue;
     }
     MappedExtent e = it->second;
-    it = entries_.erase(it);
-    mapped_bytes_ -= e.length;
+    it = Remove(it);
     const uint64_t cut_start = std::max(start, e_start);
     const uint64_t cut_end = std::min(end, e_end);
     if (release) release(e.phys, cut_end - cut_start);
     if (e_start < cut_start) {  // keep the head
       MappedExtent head = e;
       head.length = cut_start - e_start;
-      entries_.emplace(e_start, head);
-      mapped_bytes_ += head.length;
+      Add(e_start, head);
     }
     if (cut_end < e_end) {  // keep the tail
       MappedExtent tail = e;
       tail.length = e_end - cut_end;
       tail.skip = static_cast<uint32_t>(e.skip + (cut_end - e_start));
-      it = entries_.emplace(cut_end, tail).first;
-      mapped_bytes_ += tail.length;
-      ++it;
+      Add(cut_end, tail);
+      it = std::next(entries_.find(cut_end));
     }
   }
 }
@@ -43,8 +53,7 @@ void ExtentMap::Punch(uint64_t start, uint64_t end, const ReleaseFn& release) {
 void ExtentMap::Insert(uint64_t offset, const MappedExtent& extent, const ReleaseFn& release) {
   if (extent.length == 0) return;
   Punch(offset, offset + extent.length, release);
-  entries_.emplace(offset, extent);
-  mapped_bytes_ += extent.length;
+  Add(offset, extent);
 }
 
 void ExtentMap::Truncate(uint64_t size, const ReleaseFn& release) {

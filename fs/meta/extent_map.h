@@ -47,15 +47,21 @@ class ExtentMap {
   std::vector<ExtentPiece> Lookup(uint64_t offset, uint64_t length) const;
 
   uint64_t mapped_bytes() const { return mapped_bytes_; }
+  // Device bytes the mapped ranges stand for (PhysicalExtent::StoredShare);
+  // below mapped_bytes() when runs are compressed.
+  uint64_t stored_bytes() const { return stored_bytes_; }
   size_t entry_count() const { return entries_.size(); }
   const std::map<uint64_t, MappedExtent>& entries() const { return entries_; }
 
  private:
   // Removes all mapping in [start, end), keeping the parts of entries outside it.
   void Punch(uint64_t start, uint64_t end, const ReleaseFn& release);
+  void Add(uint64_t offset, const MappedExtent& e);
+  std::map<uint64_t, MappedExtent>::iterator Remove(std::map<uint64_t, MappedExtent>::iterator it);
 
   std::map<uint64_t, MappedExtent> entries_;  // keyed by file offset
   uint64_t mapped_bytes_ = 0;
+  uint64_t stored_bytes_ = 0;  // sum of the entries' shares, kept exact
 };
 
 }  // namespace ckptfs

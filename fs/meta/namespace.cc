@@ -244,7 +244,7 @@ Status Namespace::ApplyTruncate(const record::Truncate& r) {
 Status Namespace::ApplyWriteExtent(const record::WriteExtent& r) {
   CKPTFS_ASSIGN_OR_RETURN(Inode * node, Need(r.ino, "write"));
   if (!node->is_regular()) return Status::Corruption("extent on a non-regular inode");
-  if (static_cast<uint64_t>(r.skip) + r.length > r.phys.length) {
+  if (static_cast<uint64_t>(r.skip) + r.length > r.phys.logical_length()) {
     return Status::Corruption("extent reaches past its stored run");
   }
   node->extents.Insert(r.offset, MappedExtent{r.length, r.phys, r.skip}, Releaser());

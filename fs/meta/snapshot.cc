@@ -30,6 +30,9 @@ void EncodeSnapshot(const Namespace& ns, std::string* out) {
     if (n->is_regular()) {
       uint64_t mapped_end = 0;
       for (const auto& [offset, e] : n->extents.entries()) {
+        // Data still waiting for a compressor is not stored anywhere yet
+        // (compaction waits for it; this skips the bytes of a run that failed).
+        if (e.phys.pending()) continue;
         EncodeRecord(record::WriteExtent{n->ino, offset, static_cast<uint32_t>(e.length), e.phys,
                                          e.skip, 0},
                      out);

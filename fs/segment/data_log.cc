@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "compress/extent_codec.h"
 #include "util/crc32c.h"
 
 namespace ckptfs {
@@ -42,7 +43,12 @@ void DataLog::Start() {
   for (unsigned i = 0; i < flusher_count_; ++i) flushers_.emplace_back([this] { FlusherLoop(); });
 }
 
-Result<DataLog::Ticket> DataLog::Append(const void* data, size_t len, Stream stream) {
+Result<DataLog::Ticket> DataLog::Append(const void* data, size_t len, Stream stream,
+                                        RunCoding coding, bool placing_pending) {
+  using Requester = SegmentTable::Requester;
+  const Requester who = stream == Stream::kCleaner ? Requester::kCleaner
+                        : placing_pending          ? Requester::kCompressor
+                                                   : Requester::kUser;
   const uint64_t stored = AlignUp(len, kBlockSize);
   if (len == 0 || stored > sb_.segment_size) {
     return Status::Invalid("append of " + std::to_string(len) + " bytes");
@@ -57,7 +63,7 @@ Result<DataLog::Ticket> DataLog::Append(const void* data, size_t len, Stream str
       std::shared_ptr<Buffer>& open = open_[static_cast<int>(stream)];
       if (open && open->fill + stored <= sb_.segment_size) break;
       if (open) SealLocked(open);
-      CKPTFS_ASSIGN_OR_RETURN(auto fresh, NewBufferLocked(lock, stream));
+      CKPTFS_ASSIGN_OR_RETURN(auto fresh, NewBufferLocked(lock, stream, who));
       if (fresh) open = std::move(fresh);
     }
     buffer = open_[static_cast<int>(stream)];
@@ -75,21 +81,21 @@ Result<DataLog::Ticket> DataLog::Append(const void* data, size_t len, Stream str
   ticket.buffer_ = buffer;
   ticket.start_ = start;
   ticket.extent_ = PhysicalExtent{sb_.SegmentOffset(buffer->segment) + start,
-                                  static_cast<uint32_t>(len), crc32c::Value(data, len)};
+                                  static_cast<uint32_t>(len), crc32c::Value(data, len),
+                                  coding.codec, coding.codec != 0 ? coding.raw_length : 0};
   return ticket;
 }
 
 // Returns a new open buffer, or nullptr after waiting for one to come free
 // (the caller re-checks its state, since others ran while it waited).
 Result<std::shared_ptr<DataLog::Buffer>> DataLog::NewBufferLocked(
-    std::unique_lock<std::mutex>& lock, Stream stream) {
+    std::unique_lock<std::mutex>& lock, Stream stream, SegmentTable::Requester who) {
   if (buffers_in_use_ >= max_buffers_) {
     stats_.waits_for_buffer += 1;
     changed_.wait(lock);
     return std::shared_ptr<Buffer>();
   }
-  CKPTFS_ASSIGN_OR_RETURN(uint32_t segment,
-                          segments_->AllocateData(/*for_cleaner=*/stream == Stream::kCleaner));
+  CKPTFS_ASSIGN_OR_RETURN(uint32_t segment, segments_->AllocateData(who));
   // Runs cached from this segment's previous life are about to be overwritten.
   read_cache_.Invalidate(sb_.SegmentOffset(segment), sb_.SegmentOffset(segment) + sb_.segment_size);
   auto buffer = std::make_shared<Buffer>();
@@ -177,37 +183,82 @@ void DataLog::FlusherLoop() {
   }
 }
 
-Status DataLog::Read(const PhysicalExtent& extent, uint32_t skip, void* dst, size_t len) {
-  if (static_cast<uint64_t>(skip) + len > extent.length) {
-    return Status::Invalid("read past the end of a stored extent");
-  }
+Result<RunCache::Run> DataLog::StoredRun(const PhysicalExtent& extent) {
   const uint32_t segment = segments_->SegmentOf(extent.addr);
-  const uint64_t offset = extent.addr - sb_.SegmentOffset(segment);
   std::shared_ptr<Buffer> buffer;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = active_.find(segment);
     if (it != active_.end()) buffer = it->second;
   }
+  auto run = std::make_shared<AlignedBuffer>(extent.length, /*zero=*/false);
   if (buffer) {
-    std::memcpy(dst, buffer->data.data() + offset + skip, len);
-    return Status::Ok();
+    // Holding the buffer keeps its memory from being recycled meanwhile.
+    std::memcpy(run->data(), buffer->data.data() + (extent.addr - sb_.SegmentOffset(segment)),
+                extent.length);
+    return RunCache::Run(std::move(run));
   }
+  // The allocation is rounded up to whole blocks, so the aligned read fits.
+  CKPTFS_RETURN_IF_ERROR(
+      device_->Read(extent.addr, run->data(), AlignUp(extent.length, kBlockSize)));
+  if (crc32c::Value(run->data(), extent.length) != extent.crc) {
+    return Status::Corruption("checksum mismatch in stored extent at device offset " +
+                              std::to_string(extent.addr) + " (" +
+                              std::to_string(extent.length) + " bytes)");
+  }
+  return RunCache::Run(std::move(run));
+}
+
+Result<RunCache::Run> DataLog::DecodedRun(const PhysicalExtent& extent) {
   RunCache::Run run = read_cache_.Find(extent.addr, extent.crc);
-  if (!run || run->size() != extent.length) {
-    auto fresh = std::make_shared<AlignedBuffer>(extent.length, /*zero=*/false);
-    // The allocation is rounded up to whole blocks, so the aligned read fits.
-    CKPTFS_RETURN_IF_ERROR(
-        device_->Read(extent.addr, fresh->data(), AlignUp(extent.length, kBlockSize)));
-    if (crc32c::Value(fresh->data(), extent.length) != extent.crc) {
-      return Status::Corruption("checksum mismatch in stored extent at device offset " +
-                                std::to_string(extent.addr) + " (" +
-                                std::to_string(extent.length) + " bytes)");
-    }
-    read_cache_.Insert(extent.addr, extent.crc, fresh);
-    run = std::move(fresh);
+  if (run && run->size() == extent.logical_length()) return run;
+  CKPTFS_ASSIGN_OR_RETURN(RunCache::Run stored, StoredRun(extent));
+  if (!extent.compressed()) {
+    read_cache_.Insert(extent.addr, extent.crc, stored);
+    return stored;
   }
+  auto decoded = std::make_shared<AlignedBuffer>(extent.raw_length, /*zero=*/false);
+  Status s = DecodeRun(static_cast<Codec>(extent.codec), stored->data(), extent.length,
+                       decoded->data(), extent.raw_length);
+  if (!s.ok()) {
+    return Status::Corruption("stored run at device offset " + std::to_string(extent.addr) +
+                              " does not decode: " + s.ToString());
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.runs_decoded += 1;
+  }
+  read_cache_.Insert(extent.addr, extent.crc, decoded);
+  return RunCache::Run(std::move(decoded));
+}
+
+Status DataLog::Read(const PhysicalExtent& extent, uint32_t skip, void* dst, size_t len) {
+  if (static_cast<uint64_t>(skip) + len > extent.logical_length()) {
+    return Status::Invalid("read past the end of a stored extent");
+  }
+  if (!extent.compressed()) {
+    // Raw data still buffered is copied straight out, without the cache.
+    const uint32_t segment = segments_->SegmentOf(extent.addr);
+    std::shared_ptr<Buffer> buffer;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = active_.find(segment);
+      if (it != active_.end()) buffer = it->second;
+    }
+    if (buffer) {
+      std::memcpy(dst,
+                  buffer->data.data() + (extent.addr - sb_.SegmentOffset(segment)) + skip, len);
+      return Status::Ok();
+    }
+  }
+  CKPTFS_ASSIGN_OR_RETURN(RunCache::Run run, DecodedRun(extent));
   std::memcpy(dst, run->data() + skip, len);
+  return Status::Ok();
+}
+
+Status DataLog::ReadStored(const PhysicalExtent& extent, std::string* out) {
+  CKPTFS_ASSIGN_OR_RETURN(RunCache::Run run, StoredRun(extent));
+  out->assign(run->data(), extent.length);
   return Status::Ok();
 }
 

@@ -52,6 +52,14 @@ struct DataLogStats {
   uint64_t buffers_allocated = 0;
   uint64_t read_cache_hits = 0;
   uint64_t read_cache_misses = 0;
+  uint64_t runs_decoded = 0;
+};
+
+// How a run's stored bytes decode: raw, or a compressed run's codec and
+// decoded length.
+struct RunCoding {
+  uint8_t codec = 0;
+  uint32_t raw_length = 0;
 };
 
 class DataLog {
@@ -92,13 +100,21 @@ class DataLog {
   void Start();
 
   // Copies data[0, len) into the log; len must be at most segment_size.
+  // `coding` says what the bytes are (already encoded by the caller).
   // NoSpace when no segment can be allocated; IOError after a failed device
   // write (the log then refuses further appends).
-  Result<Ticket> Append(const void* data, size_t len, Stream stream = Stream::kUser);
+  // `placing_pending` says the caller is a compressor placing a write that
+  // space was promised to (SegmentTable::ReservePending).
+  Result<Ticket> Append(const void* data, size_t len, Stream stream = Stream::kUser,
+                        RunCoding coding = {}, bool placing_pending = false);
 
-  // Reads len bytes starting `skip` bytes into `extent`, verifying the
-  // extent's checksum when it comes from the device (Corruption on mismatch).
+  // Reads len file bytes starting `skip` bytes into `extent` (decoded bytes
+  // for a compressed run), verifying the extent's checksum when it comes
+  // from the device (Corruption on mismatch).
   Status Read(const PhysicalExtent& extent, uint32_t skip, void* dst, size_t len);
+  // Copies the run's stored bytes, still encoded, into *out (verified when
+  // read from the device): what the cleaner moves.
+  Status ReadStored(const PhysicalExtent& extent, std::string* out);
 
   // Makes every append whose ticket is done durable on the device.
   Status Sync();
@@ -126,11 +142,16 @@ class DataLog {
 
   void FinishTicket(Buffer* buffer, uint64_t start);
   Result<std::shared_ptr<Buffer>> NewBufferLocked(std::unique_lock<std::mutex>& lock,
-                                                  Stream stream);
+                                                  Stream stream, SegmentTable::Requester who);
   void SealLocked(std::shared_ptr<Buffer>& open);
   Status WriteUpTo(Buffer* buffer, uint64_t end, bool partial);
   void FlusherLoop();
   void RetireLocked(const std::shared_ptr<Buffer>& buffer);
+  // The run's stored bytes: copied from its segment buffer while one holds
+  // it, else read from the device and verified.
+  Result<RunCache::Run> StoredRun(const PhysicalExtent& extent);
+  // The run as file bytes, decoded and cached when compressed.
+  Result<RunCache::Run> DecodedRun(const PhysicalExtent& extent);
 
   BlockDevice* const device_;
   const Superblock sb_;

@@ -24,7 +24,7 @@ void SegmentTable::FinishReplay(const std::vector<uint32_t>& meta_segments) {
     Info& info = segments_[i];
     info.pending_free = false;
     if (info.state != SegmentState::kMeta) {
-      info.state = info.live > 0 ? SegmentState::kData : SegmentState::kFree;
+      info.state = info.refs > 0 ? SegmentState::kData : SegmentState::kFree;
     }
     if (info.state == SegmentState::kFree) ++free_count_;
     else last_used = i;
@@ -51,9 +51,17 @@ Result<uint32_t> SegmentTable::TakeFreeLocked(uint32_t keep_free, SegmentState a
   return Status::NoSpace("free count says free, table says none");  // unreachable
 }
 
-Result<uint32_t> SegmentTable::AllocateData(bool for_cleaner) {
+uint32_t SegmentTable::PendingReserveSegmentsLocked() const {
+  if (pending_reserved_ == 0) return 0;
+  // One more than the bytes need: the run may not fit the open buffer's rest.
+  return static_cast<uint32_t>((pending_reserved_ + segment_size_ - 1) / segment_size_) + 1;
+}
+
+Result<uint32_t> SegmentTable::AllocateData(Requester who) {
   std::lock_guard<std::mutex> lock(mu_);
-  const uint32_t keep = meta_reserve_ + (for_cleaner ? 0 : clean_reserve_);
+  uint32_t keep = meta_reserve_;
+  if (who != Requester::kCleaner) keep += clean_reserve_;
+  if (who == Requester::kUser) keep += PendingReserveSegmentsLocked();
   CKPTFS_ASSIGN_OR_RETURN(uint32_t s, TakeFreeLocked(keep, SegmentState::kData));
   segments_[s].active = true;
   return s;
@@ -82,17 +90,23 @@ void SegmentTable::Deactivate(uint32_t segment) {
 
 void SegmentTable::MaybeRetireLocked(uint32_t segment) {
   Info& info = segments_[segment];
-  if (info.state == SegmentState::kData && info.live == 0 && !info.active && !info.pending_free) {
+  if (info.state == SegmentState::kData && info.refs == 0 && !info.active && !info.pending_free) {
     info.pending_free = true;
     ++pending_free_count_;
-    info.died_epoch = epoch_;
+    info.died_seq = record_seq_;
   }
 }
 
 void SegmentTable::Referenced(const PhysicalExtent& phys, uint64_t bytes) {
+  if (phys.pending()) return;
   std::lock_guard<std::mutex> lock(mu_);
   Info& info = segments_[SegmentOf(phys.addr)];
-  info.live += bytes;
+  info.refs += bytes;
+  if (!phys.compressed()) {
+    info.live += bytes;
+  } else if (uint64_t& run = compressed_refs_[phys.addr]; (run += bytes) == bytes) {
+    info.live += phys.length;  // the run's first reference
+  }
   // A reference revives a segment that was waiting to be freed (replay of a
   // later write into the same incarnation).
   if (info.pending_free) --pending_free_count_;
@@ -100,22 +114,32 @@ void SegmentTable::Referenced(const PhysicalExtent& phys, uint64_t bytes) {
 }
 
 void SegmentTable::Released(const PhysicalExtent& phys, uint64_t bytes) {
+  if (phys.pending()) return;
   std::lock_guard<std::mutex> lock(mu_);
   uint32_t s = SegmentOf(phys.addr);
   Info& info = segments_[s];
-  info.live -= std::min(info.live, bytes);
+  info.refs -= std::min(info.refs, bytes);
+  if (!phys.compressed()) {
+    info.live -= std::min(info.live, bytes);
+  } else if (auto it = compressed_refs_.find(phys.addr); it != compressed_refs_.end()) {
+    it->second -= std::min(it->second, bytes);
+    if (it->second == 0) {  // the run's last reference
+      info.live -= std::min<uint64_t>(info.live, phys.length);
+      compressed_refs_.erase(it);
+    }
+  }
   MaybeRetireLocked(s);
 }
 
-uint64_t SegmentTable::BeginCommit() {
+void SegmentTable::NoteRecord(uint64_t seq) {
   std::lock_guard<std::mutex> lock(mu_);
-  return epoch_++;
+  record_seq_ = seq;
 }
 
-void SegmentTable::CommitDurable(uint64_t epoch) {
+void SegmentTable::CommitDurable(uint64_t seq) {
   std::lock_guard<std::mutex> lock(mu_);
   for (Info& info : segments_) {
-    if (info.pending_free && info.died_epoch <= epoch && info.live == 0 && !info.active) {
+    if (info.pending_free && info.died_seq <= seq && info.refs == 0 && !info.active) {
       info = Info{};
       ++free_count_;
       --pending_free_count_;
@@ -139,12 +163,34 @@ uint32_t SegmentTable::PendingFree() const {
   return pending_free_count_;
 }
 
+Status SegmentTable::ReservePending(uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  pending_reserved_ += bytes;
+  if (free_count_ < meta_reserve_ + clean_reserve_ + PendingReserveSegmentsLocked()) {
+    pending_reserved_ -= bytes;
+    return Status::NoSpace("no room to promise to a compressed write");
+  }
+  return Status::Ok();
+}
+
+void SegmentTable::ReleasePending(uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  pending_reserved_ -= std::min(pending_reserved_, bytes);
+}
+
+uint64_t SegmentTable::CompressedRunRefs(const PhysicalExtent& phys) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = compressed_refs_.find(phys.addr);
+  return it == compressed_refs_.end() ? 0 : it->second;
+}
+
 SegmentUsage SegmentTable::Usage() const {
   std::lock_guard<std::mutex> lock(mu_);
   SegmentUsage u;
   u.total = static_cast<uint32_t>(segments_.size());
   u.reserved = meta_reserve_ + clean_reserve_;
   u.meta_reserved = meta_reserve_;
+  u.pending_reserved_bytes = pending_reserved_;
   for (const Info& info : segments_) {
     switch (info.state) {
       case SegmentState::kFree: ++u.free; break;
@@ -153,6 +199,7 @@ SegmentUsage SegmentTable::Usage() const {
     }
     if (info.pending_free) ++u.pending_free;
     u.live_bytes += info.live;
+    u.live_file_bytes += info.refs;
   }
   assert(u.pending_free == pending_free_count_ && "the counter mirrors the flags");
   return u;

@@ -3,14 +3,15 @@
 // A segment is free, holds data, or belongs to the metadata log. A data
 // segment whose last live byte is released does not become free at once: the
 // records that released it must be durable first, or a crash would replay a
-// log that still points into overwritten space. So it waits for the commit
-// epoch it died in; CommitDurable(epoch) frees it. A segment still buffered
+// log that still points into overwritten space. So it remembers the record
+// it died by; CommitDurable(seq) frees it once that record is committed. A segment still buffered
 // by the data log ("active") is never freed. Thread-safe (one internal mutex,
 // taken last: callers may hold their own locks).
 #pragma once
 
 #include <cstdint>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "ckptfs/status.h"
@@ -27,9 +28,11 @@ struct SegmentUsage {
   uint32_t data = 0;
   uint32_t meta = 0;
   uint32_t pending_free = 0;
-  uint64_t live_bytes = 0;
+  uint64_t live_bytes = 0;     // stored bytes still referenced (a compressed run counts whole)
+  uint64_t live_file_bytes = 0;  // file bytes those references stand for
   uint32_t reserved = 0;  // free segments kept back for the metadata log and the cleaner
   uint32_t meta_reserved = 0;  // the metadata log's part of `reserved`
+  uint64_t pending_reserved_bytes = 0;  // promised to writes waiting for a compressor
 };
 
 // One data segment as the cleaner sees it.
@@ -48,11 +51,20 @@ class SegmentTable : public SpaceObserver {
   // with no live byte as free.
   void FinishReplay(const std::vector<uint32_t>& meta_segments);
 
+  // Who wants a data segment: each may dip into different reserves.
+  enum class Requester { kUser, kCompressor, kCleaner };
   // A fresh segment for the data log, marked active. NoSpace when only the
   // reserves are left: user writes may not take the cleaner's reserve (so
-  // cleaning can always make progress), and nothing but the metadata log
-  // may take the metadata reserve (so deleting files never fails).
-  Result<uint32_t> AllocateData(bool for_cleaner = false);
+  // cleaning can always make progress) nor the room promised to writes
+  // waiting for a compressor (so placing them cannot fail), and nothing but
+  // the metadata log may take the metadata reserve (so deleting files never
+  // fails).
+  Result<uint32_t> AllocateData(Requester who = Requester::kUser);
+  // Promises room for `bytes` of a write that a compressor will place
+  // (stored raw at worst); NoSpace when user writes could not take them now.
+  Status ReservePending(uint64_t bytes);
+  // The write was placed (or dropped): its promise ends.
+  void ReleasePending(uint64_t bytes);
   // A fresh segment for the metadata log; may dip into the reserve.
   Result<uint32_t> AllocateMeta();
   // Metadata segments of a log chain that the superblock no longer names.
@@ -60,13 +72,17 @@ class SegmentTable : public SpaceObserver {
   // The data log no longer buffers `segment`.
   void Deactivate(uint32_t segment);
 
+  // `bytes` are file bytes. A compressed run is live, whole, while any of
+  // its bytes is referenced (its dead parts cannot be reclaimed without
+  // decoding it). Pending runs (not yet stored) are ignored.
   void Referenced(const PhysicalExtent& phys, uint64_t bytes) override;
   void Released(const PhysicalExtent& phys, uint64_t bytes) override;
 
-  // Starts a commit: segments that died so far wait for the returned epoch.
-  uint64_t BeginCommit();
-  // The commit of `epoch` is durable: free what died in it or before.
-  void CommitDurable(uint64_t epoch);
+  // Reference changes from now on come from the log record numbered `seq`
+  // (PendingLog): a segment they empty waits for that record to be durable.
+  void NoteRecord(uint64_t seq);
+  // Every record up to `seq` is durable: free what they emptied.
+  void CommitDurable(uint64_t seq);
 
   uint32_t SegmentOf(uint64_t addr) const {
     return static_cast<uint32_t>((addr - data_start_) / segment_size_);
@@ -74,6 +90,8 @@ class SegmentTable : public SpaceObserver {
   SegmentUsage Usage() const;
   // Segments waiting for a commit to become free; O(1), for the fsync path.
   uint32_t PendingFree() const;
+  // File bytes still referenced in the compressed run `phys`.
+  uint64_t CompressedRunRefs(const PhysicalExtent& phys) const;
   // Data segments that are written out (not buffered) and not yet free.
   std::vector<SegmentSummary> CleaningCandidates() const;
   uint64_t segment_size() const { return segment_size_; }
@@ -83,11 +101,16 @@ class SegmentTable : public SpaceObserver {
     SegmentState state = SegmentState::kFree;
     bool active = false;
     bool pending_free = false;
+    // File bytes referenced: a segment dies exactly when it reaches zero.
+    // `live` is what they occupy on the device, the figure cleaning and
+    // space reports need.
+    uint64_t refs = 0;
     uint64_t live = 0;
-    uint64_t died_epoch = 0;
+    uint64_t died_seq = 0;
     uint64_t written_seq = 0;  // write_seq_ when the data log let go of it
   };
   void MaybeRetireLocked(uint32_t segment);
+  uint32_t PendingReserveSegmentsLocked() const;
   Result<uint32_t> TakeFreeLocked(uint32_t keep_free, SegmentState as);
 
   const uint64_t segment_size_;
@@ -100,7 +123,9 @@ class SegmentTable : public SpaceObserver {
   uint32_t free_count_ = 0;
   uint32_t pending_free_count_ = 0;
   uint32_t cursor_ = 0;  // allocation continues after the last segment taken
-  uint64_t epoch_ = 1;
+  uint64_t record_seq_ = 0;  // the record whose changes are applying now
+  uint64_t pending_reserved_ = 0;  // bytes promised by ReservePending
+  std::unordered_map<uint64_t, uint64_t> compressed_refs_;  // by run address
   uint64_t write_seq_ = 0;
 };
 

@@ -46,7 +46,8 @@ struct StoreStats {
   uint32_t segments_data = 0;
   uint32_t segments_meta = 0;
   uint32_t segments_pending_free = 0;  // free after the next commit
-  uint64_t live_bytes = 0;  // file bytes stored in data segments
+  uint64_t live_bytes = 0;  // device bytes of data segments still referenced (physical)
+  uint64_t live_file_bytes = 0;  // the file bytes they hold (logical; > live_bytes when compressed)
   uint64_t dead_bytes = 0;  // the rest of the data segments: reclaimable by cleaning
   uint64_t inodes = 0;
   uint64_t bytes_written = 0;  // by users
@@ -63,6 +64,16 @@ struct StoreStats {
   uint64_t log_compactions = 0;
   uint64_t cleaner_bytes_moved = 0;
   uint64_t cleaner_segments = 0;
+  // Compression: runs the compressor threads stored, how many of them raw
+  // (not worth compressing), and the file bytes in / stored bytes out.
+  uint64_t compressed_runs = 0;
+  uint64_t compress_raw_runs = 0;
+  uint64_t compress_bytes_in = 0;
+  uint64_t compress_bytes_out = 0;
+  uint64_t compress_pending_bytes = 0;  // written, waiting for a compressor now
+  uint64_t compress_waits = 0;          // writes that waited for compressor memory
+  uint64_t compress_skipped_runs = 0;   // stored raw at once: compressors behind (backlog=raw)
+  uint64_t runs_decoded = 0;            // compressed runs decoded for reads
 };
 
 class FileSystem {

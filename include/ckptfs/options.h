@@ -29,6 +29,17 @@ struct MountOptions {
   // Background cleaning moves at most this many bytes per second (0: no
   // limit); foreground cleaning, when a write would fail, is not limited.
   uint64_t clean_rate_bytes = 512ull << 20;
+  // Compression of file data for files that do not say otherwise (a
+  // directory's user.ckptfs.compress xattr, inherited by what is created in
+  // it, overrides this): "none" or "zstd[:LEVEL[:FILTER]]", see
+  // docs/user-guide.md. A quarter of memory_budget holds written data
+  // waiting for the compressor threads.
+  std::string compress = "none";
+  unsigned compressor_threads = 2;
+  // When that memory is full: false waits for the compressors (every run is
+  // compressed; the burst slows to their speed), true stores the write raw
+  // at once (the burst keeps its speed; the ratio drops).
+  bool compress_backlog_raw = false;
 };
 
 }  // namespace ckptfs

@@ -81,8 +81,9 @@ constexpr uint64_t kRoot = 1;
 constexpr int kDefaultCutPoints = 150;
 constexpr int kDefaultThreadedCutPoints = 40;
 
-MountOptions SweepMountOptions(unsigned flushers = 2) {
+MountOptions SweepMountOptions(unsigned flushers = 2, const std::string& compress = "none") {
   MountOptions m;
+  m.compress = compress;
   m.memory_budget = kMemoryBudget;
   m.flusher_threads = flushers;
   m.commit_interval_ms = 600000;  // no background commits: only Sync() commits
@@ -99,11 +100,14 @@ uint64_t Mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// Bytes [pos, pos + n) of the deterministic byte stream `seed`.
+// Bytes [pos, pos + n) of the deterministic byte stream `seed`. Shaped like
+// bf16 tensors (every second byte one of four exponent-like values), so the
+// compressed sweeps store compressed runs, not raw fallbacks.
 void Pattern(uint64_t seed, uint64_t pos, char* dst, size_t n) {
   const uint64_t key = Mix(seed);
   while (n > 0) {
-    const uint64_t word = Mix(key ^ (pos / 8));
+    uint64_t word = Mix(key ^ (pos / 8));
+    word = (word & 0x00FF00FF00FF00FFull) | ((word & 0x0300030003000300ull) | 0x3C003C003C003C00ull);
     const size_t in = pos % 8;
     const size_t take = std::min<size_t>(8 - in, n);
     std::memcpy(dst, reinterpret_cast<const char*>(&word) + in, take);
@@ -206,6 +210,7 @@ struct WorkloadConfig {
   int steps = 6;
   int first_step = 1;  // > 1: resuming on a store that holds earlier steps
   bool threaded = false;
+  std::string compress = "none";  // the mount's compress= while the burst runs
 };
 
 class Workload {
@@ -782,7 +787,8 @@ std::unique_ptr<Run> RunWorkload(const WorkloadConfig& config,
   if (resume_model) run->model = resume_model;
   std::memcpy(pool.base.bytes().data(), start->bytes().data(), kStoreSize);
   run->device = std::make_unique<FaultInjectingDevice>(BorrowDevice(&pool.base));
-  auto opened = OpenFileSystemOnDevice(BorrowDevice(run->device.get()), SweepMountOptions());
+  auto opened = OpenFileSystemOnDevice(BorrowDevice(run->device.get()),
+                                       SweepMountOptions(2, config.compress));
   EXPECT_TRUE(opened.ok()) << opened.status().ToString();
   if (!opened.ok()) {
     run->status = opened.status();
@@ -910,6 +916,22 @@ class CrashSweep : public ::testing::Test {
 TEST_F(CrashSweep, SequentialRanksEveryCutPoint) {
   WorkloadConfig config;
   Sweep(config, kDefaultCutPoints, "CrashSweep.SequentialRanksEveryCutPoint");
+}
+
+// The same sweeps with every write compressed by the compressor threads:
+// records of compressed writes are logged in their place, so a recovered
+// store is still a prefix of the operations.
+TEST_F(CrashSweep, SequentialRanksCompressedEveryCutPoint) {
+  WorkloadConfig config;
+  config.compress = "zstd:1";
+  Sweep(config, kDefaultCutPoints / 2, "CrashSweep.SequentialRanksCompressedEveryCutPoint");
+}
+
+TEST_F(CrashSweep, ThreadedRanksCompressedEveryCutPoint) {
+  WorkloadConfig config;
+  config.threaded = true;
+  config.compress = "zstd:1";
+  Sweep(config, kDefaultThreadedCutPoints, "CrashSweep.ThreadedRanksCompressedEveryCutPoint");
 }
 
 TEST_F(CrashSweep, ThreadedRanksEveryCutPoint) {

@@ -83,7 +83,7 @@ TEST(RunCache, ReusedSegmentNeverServesARunFromItsPast) {
   // Meanwhile the user deletes the data, a commit frees s1, and s1 is reused.
   segments.Released(ea, a.size());
   segments.Released(eb, b.size());
-  segments.CommitDurable(segments.BeginCommit());
+  segments.CommitDurable(UINT64_MAX);
   PhysicalExtent en{};
   for (int i = 0; i < 200 && en.length == 0; ++i) {
     auto t = log.Append(i % 3 == 0 ? n.data() : filler.data(), MiB, DataLog::Stream::kCleaner);
@@ -92,7 +92,7 @@ TEST(RunCache, ReusedSegmentNeverServesARunFromItsPast) {
     t->Done();
     if (en.length == 0) {
       ASSERT_TRUE(log.Sync().ok());
-      segments.CommitDurable(segments.BeginCommit());  // filler segments have no live bytes
+      segments.CommitDurable(UINT64_MAX);  // filler segments have no live bytes
     }
   }
   ASSERT_EQ(segments.SegmentOf(en.addr), s1);

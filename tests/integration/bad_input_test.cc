@@ -70,6 +70,12 @@ TEST(BadInput, UnknownAndMalformedOptionsAreNamed) {
   EXPECT_NE(out.find("memory=lots"), std::string::npos) << out;
   EXPECT_EQ(RunDaemon(store.store() + " " + store.mountpoint() + " -o log_level=loud", &out), 2);
   EXPECT_NE(out.find("log_level=loud"), std::string::npos) << out;
+  EXPECT_EQ(RunDaemon(store.store() + " " + store.mountpoint() + " -o compress=lz4", &out), 2);
+  EXPECT_NE(out.find("compress=lz4"), std::string::npos) << out;
+  EXPECT_EQ(RunDaemon(store.store() + " " + store.mountpoint() + " -o compress=zstd:42", &out), 2);
+  EXPECT_NE(out.find("compress=zstd:42"), std::string::npos) << out;
+  EXPECT_EQ(RunDaemon(store.store() + " " + store.mountpoint() + " -o compress_backlog=drop", &out), 2);
+  EXPECT_NE(out.find("compress_backlog=drop"), std::string::npos) << out;
   EXPECT_EQ(RunDaemon(store.store(), &out), 2);  // no mountpoint
   EXPECT_NE(out.find("usage"), std::string::npos) << out;
 }

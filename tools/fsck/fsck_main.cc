@@ -64,13 +64,13 @@ void Print(const ckptfs::CheckReport& r, bool quiet) {
   std::printf(
       "log: %llu blocks, %llu records\n"
       "tree: %llu inodes (%llu files, %llu directories, %llu symlinks), %llu file bytes\n"
-      "data: %llu stored runs, %llu bytes verified\n"
+      "data: %llu stored runs (%llu compressed), %llu bytes verified\n"
       "segments: %u total, %u data, %u metadata, %u free\n",
       (unsigned long long)r.log_blocks, (unsigned long long)r.log_records,
       (unsigned long long)r.inodes, (unsigned long long)r.files,
       (unsigned long long)r.directories, (unsigned long long)r.symlinks,
       (unsigned long long)r.file_bytes, (unsigned long long)r.stored_runs,
-      (unsigned long long)r.stored_bytes, r.segments_total, r.segments_data, r.segments_meta,
+      (unsigned long long)r.compressed_runs, (unsigned long long)r.stored_bytes, r.segments_total, r.segments_data, r.segments_meta,
       r.segments_free);
 }
 
