@@ -72,5 +72,42 @@ TEST(Payload, ParsesKindNames) {
   EXPECT_FALSE(ParsePayloadKind("ones").ok());
 }
 
+TEST(Payload, TensorShapedKindsAreReproducibleSlicesToo) {
+  for (PayloadKind kind : {PayloadKind::kBf16, PayloadKind::kFp32}) {
+    PayloadPattern pattern(kind, FileSeed("model_states.pt"));
+    std::vector<std::byte> whole = Generate(pattern, 0, 4096);
+    for (uint64_t offset : {0u, 1u, 6u, 13u, 4000u}) {
+      std::vector<std::byte> slice = Generate(pattern, offset, 57);
+      ASSERT_EQ(std::memcmp(slice.data(), whole.data() + offset, 57), 0) << offset;
+    }
+    EXPECT_EQ(*ParsePayloadKind(PayloadKindName(kind)), kind);
+  }
+  EXPECT_FALSE(ParsePayloadKind("fp64").ok());
+}
+
+// The bf16 payload looks like bf16 weights: every element's exponent is
+// near 2^-4 (fp32: the same, in the high 9 bits of each 32-bit element).
+TEST(Payload, TensorShapedKindsHaveWeightLikeExponents) {
+  PayloadPattern bf16(PayloadKind::kBf16, FileSeed("w"));
+  std::vector<std::byte> b = Generate(bf16, 0, 1 << 16);
+  size_t near = 0;
+  for (size_t i = 0; i + 1 < b.size(); i += 2) {
+    uint16_t e;
+    std::memcpy(&e, &b[i], 2);
+    const unsigned exponent = (e >> 7) & 0xFF;
+    ASSERT_LE(exponent, 123u);
+    ASSERT_GE(exponent, 115u);
+    near += exponent >= 121;
+  }
+  EXPECT_GT(near * 100, b.size() / 2 * 85);  // 1/2 + 1/4 + 1/8 of the elements expected
+  PayloadPattern fp32(PayloadKind::kFp32, FileSeed("w"));
+  std::vector<std::byte> f = Generate(fp32, 0, 1 << 16);
+  for (size_t i = 0; i + 3 < f.size(); i += 4) {
+    uint32_t e;
+    std::memcpy(&e, &f[i], 4);
+    ASSERT_LE((e >> 23) & 0xFF, 123u);
+  }
+}
+
 }  // namespace
 }  // namespace ckptfs::replay

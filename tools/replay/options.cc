@@ -278,7 +278,8 @@ run options:
                       and compare the mapped pages, as torch.load(mmap=True) reads
   --restore-only      no writes: restore the checkpoints an earlier run with the
                       same workload options left in --dir
-  --payload KIND      random (default) or zeros
+  --payload KIND      random (default), zeros, or bf16 / fp32: shaped like
+                      trained weights (compressible as real checkpoints are)
   --fsync on|off      fsync each file (default on; --no-fsync = off)
   --max-write BYTES   split tensor writes above this size (default 64M)
   --no-drop-caches    do not drop the page cache before restores

@@ -16,16 +16,60 @@ inline uint64_t Mix(uint64_t z) {
 
 inline uint64_t WordAt(uint64_t seed, uint64_t word_index) { return Mix(seed ^ word_index); }
 
+// An exponent (biased, as in IEEE floats) from 8 random bits: 123 (2^-4)
+// half of the time, each octave below half as often, like |x| of N(0, 0.02).
+inline uint64_t Exponent(uint64_t eight_bits) {
+  return 123 - static_cast<uint64_t>(__builtin_ctzll(eight_bits | 0x100));
+}
+
+// Four bf16 values from 64 random bits: sign and 7 mantissa bits random.
+inline uint64_t Bf16Shape(uint64_t r) {
+  uint64_t out = 0;
+  for (int i = 0; i < 4; ++i) {
+    const uint64_t b = (r >> (16 * i)) & 0xFFFF;
+    const uint64_t elem = (b >> 15) << 15 | Exponent(b & 0xFF) << 7 | ((b >> 8) & 0x7F);
+    out |= elem << (16 * i);
+  }
+  return out;
+}
+
+// Two fp32 values from 64 random bits: sign and 23 mantissa bits random.
+inline uint64_t Fp32Shape(uint64_t r) {
+  uint64_t out = 0;
+  for (int i = 0; i < 2; ++i) {
+    const uint64_t b = (r >> (32 * i)) & 0xFFFFFFFF;
+    const uint64_t elem = (b >> 31) << 31 | Exponent(b & 0xFF) << 23 | ((b >> 8) & 0x7FFFFF);
+    out |= elem << (32 * i);
+  }
+  return out;
+}
+
+inline uint64_t Shape(PayloadKind kind, uint64_t r) {
+  switch (kind) {
+    case PayloadKind::kBf16: return Bf16Shape(r);
+    case PayloadKind::kFp32: return Fp32Shape(r);
+    default: return r;
+  }
+}
+
 }  // namespace
 
 std::string_view PayloadKindName(PayloadKind kind) {
-  return kind == PayloadKind::kZeros ? "zeros" : "random";
+  switch (kind) {
+    case PayloadKind::kZeros: return "zeros";
+    case PayloadKind::kBf16: return "bf16";
+    case PayloadKind::kFp32: return "fp32";
+    default: return "random";
+  }
 }
 
 Result<PayloadKind> ParsePayloadKind(std::string_view name) {
-  if (name == "random") return PayloadKind::kRandom;
-  if (name == "zeros") return PayloadKind::kZeros;
-  return Status::Invalid("payload must be 'random' or 'zeros', not '" + std::string(name) + "'");
+  for (PayloadKind kind :
+       {PayloadKind::kRandom, PayloadKind::kZeros, PayloadKind::kBf16, PayloadKind::kFp32}) {
+    if (name == PayloadKindName(kind)) return kind;
+  }
+  return Status::Invalid("payload must be random, zeros, bf16 or fp32, not '" + std::string(name) +
+                         "'");
 }
 
 uint64_t FileSeed(std::string_view relative_path) {
@@ -47,20 +91,20 @@ void PayloadPattern::Fill(uint64_t file_offset, std::span<std::byte> out) const 
   uint64_t word = file_offset / 8;
   size_t skip = file_offset % 8;
   if (skip != 0 && remaining > 0) {  // partial leading word
-    uint64_t value = WordAt(seed_, word++);
+    uint64_t value = Shape(kind_, WordAt(seed_, word++));
     size_t take = std::min(remaining, 8 - skip);
     std::memcpy(dst, reinterpret_cast<const std::byte*>(&value) + skip, take);
     dst += take;
     remaining -= take;
   }
   while (remaining >= 8) {
-    uint64_t value = WordAt(seed_, word++);
+    uint64_t value = Shape(kind_, WordAt(seed_, word++));
     std::memcpy(dst, &value, 8);
     dst += 8;
     remaining -= 8;
   }
   if (remaining > 0) {
-    uint64_t value = WordAt(seed_, word);
+    uint64_t value = Shape(kind_, WordAt(seed_, word));
     std::memcpy(dst, &value, remaining);
   }
 }
