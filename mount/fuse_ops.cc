@@ -207,10 +207,10 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fu
 
 void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
   Guard(req, FuseOp::kRead, [&] {
-    std::unique_ptr<char[]> buf(new char[size]);
-    auto r = Fs(req).Read(ino, static_cast<uint64_t>(off), size, buf.get());
+    auto buf = Ctx(req).read_buffers.Get(size);
+    auto r = Fs(req).Read(ino, static_cast<uint64_t>(off), size, buf->data());
     if (!r.ok()) return ReplyStatus(req, r.status());
-    fuse_reply_buf(req, buf.get(), *r);
+    fuse_reply_buf(req, buf->data(), *r);
   });
 }
 

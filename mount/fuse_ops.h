@@ -7,6 +7,7 @@
 #include <fuse_lowlevel.h>
 
 #include "fuse_counters.h"
+#include "util/buffer_pool.h"
 
 namespace ckptfs {
 
@@ -24,6 +25,8 @@ struct FuseContext {
   FileSystem* fs;
   FuseSettings settings;
   FuseCounters counters;
+  // Read replies (at most max_read, 1 MiB), one per request in flight.
+  BufferPool read_buffers{1 << 20, 32};
 };
 
 fuse_lowlevel_ops MakeFuseOperations();

@@ -128,7 +128,7 @@ int main(int argc, char* argv[]) {
   fuse_opt_add_arg(&args, fsname.c_str());
   fuse_opt_add_arg(&args, "-osubtype=ckptfs");
 
-  ckptfs::FuseContext ctx{fs.get(), config.fuse};
+  ckptfs::FuseContext ctx{fs.get(), config.fuse, {}};
   fuse_lowlevel_ops ops = ckptfs::MakeFuseOperations();
   fuse_session* se = fuse_session_new(&args, &ops, sizeof(ops), &ctx);
   if (!se) {

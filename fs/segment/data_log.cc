@@ -191,7 +191,7 @@ Result<RunCache::Run> DataLog::StoredRun(const PhysicalExtent& extent) {
     auto it = active_.find(segment);
     if (it != active_.end()) buffer = it->second;
   }
-  auto run = std::make_shared<AlignedBuffer>(extent.length, /*zero=*/false);
+  auto run = run_buffers_.Get(extent.length);
   if (buffer) {
     // Holding the buffer keeps its memory from being recycled meanwhile.
     std::memcpy(run->data(), buffer->data.data() + (extent.addr - sb_.SegmentOffset(segment)),
@@ -217,7 +217,7 @@ Result<RunCache::Run> DataLog::DecodedRun(const PhysicalExtent& extent) {
     read_cache_.Insert(extent.addr, extent.crc, stored);
     return stored;
   }
-  auto decoded = std::make_shared<AlignedBuffer>(extent.raw_length, /*zero=*/false);
+  auto decoded = run_buffers_.Get(extent.raw_length);
   Status s = DecodeRun(static_cast<Codec>(extent.codec), stored->data(), extent.length,
                        decoded->data(), extent.raw_length);
   if (!s.ok()) {

@@ -33,6 +33,7 @@
 #include "segment/run_cache.h"
 #include "segment/segment_table.h"
 #include "util/aligned_buffer.h"
+#include "util/buffer_pool.h"
 
 namespace ckptfs {
 
@@ -171,6 +172,7 @@ class DataLog {
   DataLogStats stats_;
   std::vector<std::thread> flushers_;
   RunCache read_cache_;
+  BufferPool run_buffers_{PhysicalExtent::kMaxRunLength, 16};  // what reads decode and verify into
 };
 
 }  // namespace ckptfs

@@ -21,7 +21,7 @@ class AlignedBuffer {
   // Allocates `size` bytes aligned to kBlockSize, zero-filled unless `zero`
   // is false (for buffers about to be overwritten). Throws std::bad_alloc,
   // which the FUSE edge turns into ENOMEM.
-  explicit AlignedBuffer(size_t size, bool zero = true) : size_(size) {
+  explicit AlignedBuffer(size_t size, bool zero = true) : size_(size), capacity_(size) {
     void* p = nullptr;
     if (size > 0 && posix_memalign(&p, kBlockSize, AlignUp(size, kBlockSize)) != 0) {
       throw std::bad_alloc();
@@ -31,10 +31,13 @@ class AlignedBuffer {
   }
   ~AlignedBuffer() { std::free(data_); }
   AlignedBuffer(AlignedBuffer&& o) noexcept
-      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+      : data_(std::exchange(o.data_, nullptr)),
+        size_(std::exchange(o.size_, 0)),
+        capacity_(std::exchange(o.capacity_, 0)) {}
   AlignedBuffer& operator=(AlignedBuffer&& o) noexcept {
     std::swap(data_, o.data_);
     std::swap(size_, o.size_);
+    std::swap(capacity_, o.capacity_);
     return *this;
   }
   AlignedBuffer(const AlignedBuffer&) = delete;
@@ -43,10 +46,15 @@ class AlignedBuffer {
   char* data() { return data_; }
   const char* data() const { return data_; }
   size_t size() const { return size_; }
+  size_t capacity() const { return capacity_; }
+  // Reuses the allocation for `size` bytes (at most capacity(); contents
+  // are whatever was there).
+  void Resize(size_t size) { size_ = size <= capacity_ ? size : capacity_; }
 
  private:
   char* data_ = nullptr;
   size_t size_ = 0;
+  size_t capacity_ = 0;
 };
 
 }  // namespace ckptfs

@@ -1,0 +1,65 @@
+// BufferPool: recycles the aligned buffers that reads go through.
+//
+// A restore reads every run through a fresh 1 MiB buffer, and the daemon
+// replies through another. Fresh memory costs more than the copy into it:
+// the kernel zero-fills and faults it in page by page (a quarter of the
+// daemon's CPU in a restore, measured with perf), and keeping freed memory
+// in malloc's heaps instead leaves the daemon far over its memory budget.
+// So buffers of one size class go back to a bounded shelf when the last
+// reference to them drops, and the next read takes one from there.
+//
+// Thread-safe (one mutex, held only to take or return a buffer).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "util/aligned_buffer.h"
+
+namespace ckptfs {
+
+class BufferPool {
+ public:
+  // Pools buffers of `capacity` bytes, keeping at most `max_free` unused.
+  BufferPool(size_t capacity, size_t max_free)
+      : capacity_(capacity), shelf_(std::make_shared<Shelf>()) {
+    shelf_->max_free = max_free;
+  }
+
+  // A buffer of `size` bytes, contents undefined. Sizes above the capacity
+  // get a buffer of their own that is not pooled.
+  std::shared_ptr<AlignedBuffer> Get(size_t size) {
+    if (size > capacity_) return std::make_shared<AlignedBuffer>(size, /*zero=*/false);
+    AlignedBuffer buffer;
+    {
+      std::lock_guard<std::mutex> lock(shelf_->mu);
+      if (!shelf_->free.empty()) {
+        buffer = std::move(shelf_->free.back());
+        shelf_->free.pop_back();
+      }
+    }
+    if (buffer.capacity() == 0) buffer = AlignedBuffer(capacity_, /*zero=*/false);
+    buffer.Resize(size);
+    // The deleter keeps the shelf alive, so buffers may outlive the pool.
+    return std::shared_ptr<AlignedBuffer>(
+        new AlignedBuffer(std::move(buffer)), [shelf = shelf_](AlignedBuffer* b) {
+          {
+            std::lock_guard<std::mutex> lock(shelf->mu);
+            if (shelf->free.size() < shelf->max_free) shelf->free.push_back(std::move(*b));
+          }
+          delete b;
+        });
+  }
+
+ private:
+  struct Shelf {
+    std::mutex mu;  // guards free
+    std::vector<AlignedBuffer> free;
+    size_t max_free = 0;
+  };
+  const size_t capacity_;
+  const std::shared_ptr<Shelf> shelf_;
+};
+
+}  // namespace ckptfs
