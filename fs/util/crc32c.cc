@@ -1,5 +1,12 @@
-// CRC32C: hardware path (SSE4.2, three interleaved streams would be faster
-// still; one stream already runs at several GB/s) and a table fallback.
+// CRC32C: hardware path (SSE4.2) and a table fallback.
+//
+// The crc32 instruction has a latency of three cycles and a throughput of
+// one, so a single stream runs at a third of what the core can do; a
+// restore spent 15% of the daemon's CPU here. Long inputs are cut into
+// three blocks checksummed in one interleaved loop, then combined: the CRC
+// register is linear over GF(2), so the register after A||B is the register
+// after A advanced over |B| zero bytes, xor the register of B alone. The
+// advance by one block is a constant linear map, tabulated at compile time.
 #include "util/crc32c.h"
 
 #include <array>
@@ -27,6 +34,39 @@ constexpr std::array<uint32_t, 256> MakeTable() {
 
 constexpr std::array<uint32_t, 256> kTable = MakeTable();
 
+// Bytes per interleaved block: long enough that combining costs nothing,
+// short enough that 1 MiB runs are nearly all interleaved.
+constexpr size_t kBlock = 8192;
+
+// The raw register advanced over kBlock zero bytes, as four byte tables
+// (the map is linear, so it is the xor of its values on each byte).
+constexpr std::array<std::array<uint32_t, 256>, 4> MakeShiftTables() {
+  std::array<uint32_t, 32> basis{};
+  for (int bit = 0; bit < 32; ++bit) {
+    uint32_t r = 1u << bit;
+    for (size_t i = 0; i < kBlock; ++i) r = kTable[r & 0xFF] ^ (r >> 8);
+    basis[bit] = r;
+  }
+  std::array<std::array<uint32_t, 256>, 4> tables{};
+  for (int k = 0; k < 4; ++k) {
+    for (uint32_t v = 0; v < 256; ++v) {
+      uint32_t out = 0;
+      for (int j = 0; j < 8; ++j) {
+        if (v & (1u << j)) out ^= basis[8 * k + j];
+      }
+      tables[k][v] = out;
+    }
+  }
+  return tables;
+}
+
+constexpr std::array<std::array<uint32_t, 256>, 4> kShift = MakeShiftTables();
+
+inline uint32_t ShiftBlock(uint32_t r) {
+  return kShift[0][r & 0xFF] ^ kShift[1][(r >> 8) & 0xFF] ^ kShift[2][(r >> 16) & 0xFF] ^
+         kShift[3][r >> 24];
+}
+
 uint32_t ExtendPortable(uint32_t crc, const uint8_t* p, size_t n) {
   uint32_t c = ~crc;
   for (size_t i = 0; i < n; ++i) c = kTable[(c ^ p[i]) & 0xFF] ^ (c >> 8);
@@ -37,6 +77,22 @@ uint32_t ExtendPortable(uint32_t crc, const uint8_t* p, size_t n) {
 __attribute__((target("sse4.2"))) uint32_t ExtendHardware(uint32_t crc, const uint8_t* p,
                                                             size_t n) {
   uint64_t c = static_cast<uint32_t>(~crc);
+  while (n >= 3 * kBlock) {
+    uint64_t c1 = 0, c2 = 0;
+    for (size_t i = 0; i < kBlock; i += 8) {
+      uint64_t w0, w1, w2;
+      std::memcpy(&w0, p + i, 8);
+      std::memcpy(&w1, p + kBlock + i, 8);
+      std::memcpy(&w2, p + 2 * kBlock + i, 8);
+      c = _mm_crc32_u64(c, w0);
+      c1 = _mm_crc32_u64(c1, w1);
+      c2 = _mm_crc32_u64(c2, w2);
+    }
+    c = ShiftBlock(ShiftBlock(static_cast<uint32_t>(c)) ^ static_cast<uint32_t>(c1)) ^
+        static_cast<uint32_t>(c2);
+    p += 3 * kBlock;
+    n -= 3 * kBlock;
+  }
   while (n >= 8) {
     uint64_t word;
     std::memcpy(&word, p, 8);
