@@ -5,9 +5,12 @@
 // A move copies one mapped range to the cleaner's stream and re-points the
 // file at the copy only if the range still maps to the same stored bytes
 // when the copy is done: a user write in between wins, and the copy dies.
+// With compress_when=idle the same moves, made when the mount is idle,
+// rewrite raw data of compressing files compressed (RecompressOnce).
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 
 #include "log_structured_fs.h"
@@ -22,23 +25,69 @@ struct Move {
   uint64_t length;
   PhysicalExtent phys;
   uint32_t skip;
+  CompressionPolicy recompress;  // enabled: compress this raw piece on the way
 };
 
 }  // namespace
 
-Result<LogStructuredFs::CleanResult> LogStructuredFs::CleanOnce(size_t max_victims) {
-  std::lock_guard<std::mutex> clean_lock(clean_mu_);
-  // The moved data must fit in what the cleaner may allocate (everything but
-  // the metadata reserve) plus the room left in its open segment.
+uint64_t LogStructuredFs::CleanerRoom() const {
   const SegmentUsage usage = segments_.Usage();
-  // Less what is promised to writes waiting for a compressor.
   const uint64_t free_bytes =
       (usage.free - std::min(usage.free, usage.meta_reserved)) * sb_.segment_size;
-  const uint64_t room = free_bytes - std::min(free_bytes, usage.pending_reserved_bytes) +
-                        data_->open_buffer_room(DataLog::Stream::kCleaner);
+  return free_bytes - std::min(free_bytes, usage.pending_reserved_bytes) +
+         data_->open_buffer_room(DataLog::Stream::kCleaner);
+}
+
+Result<LogStructuredFs::CleanResult> LogStructuredFs::CleanOnce(size_t max_victims) {
+  std::lock_guard<std::mutex> clean_lock(clean_mu_);
+  // The moved data must fit in what the cleaner may allocate.
   const std::vector<uint32_t> victims =
-      PickVictims(segments_.CleaningCandidates(), sb_.segment_size, max_victims, room);
+      PickVictims(segments_.CleaningCandidates(), sb_.segment_size, max_victims, CleanerRoom());
   if (victims.empty()) return CleanResult{};
+  return EvacuateLocked(victims, /*recompress=*/false);
+}
+
+Result<LogStructuredFs::CleanResult> LogStructuredFs::RecompressOnce(size_t max_victims) {
+  std::lock_guard<std::mutex> clean_lock(clean_mu_);
+  // The burst's last segment is still open; idle, it is not going to fill.
+  data_->SealOpen(DataLog::Stream::kUser);
+  // File bytes per segment that are stored raw but belong to files that
+  // compress: what rewriting the segment would shrink.
+  std::vector<uint64_t> raw_bytes(sb_.segment_count, 0);
+  {
+    std::shared_lock<std::shared_mutex> lock(ns_mu_);
+    for (const auto& [ino, node] : ns_.inodes()) {
+      if (!node->is_regular() || !PolicyFor(*node).enabled) continue;
+      for (const auto& [offset, e] : node->extents.entries()) {
+        if (!e.phys.pending() && !e.phys.compressed()) {
+          raw_bytes[segments_.SegmentOf(e.phys.addr)] += e.length;
+        }
+      }
+    }
+  }
+  // Only segments users wrote: what the cleaner wrote was recompressed
+  // already, or is what did not compress, and is not tried again.
+  std::vector<SegmentSummary> candidates;
+  for (const SegmentSummary& c : segments_.CleaningCandidates()) {
+    if (!c.by_cleaner && raw_bytes[c.segment] > 0 && 2 * raw_bytes[c.segment] >= c.live_bytes) {
+      candidates.push_back(c);
+    }
+  }
+  std::sort(candidates.begin(), candidates.end(),
+            [](const SegmentSummary& a, const SegmentSummary& b) { return a.age > b.age; });
+  std::vector<uint32_t> victims;
+  uint64_t room = CleanerRoom();
+  for (const SegmentSummary& c : candidates) {
+    if (victims.size() >= max_victims || c.live_bytes > room) break;
+    room -= c.live_bytes;
+    victims.push_back(c.segment);
+  }
+  if (victims.empty()) return CleanResult{};
+  return EvacuateLocked(victims, /*recompress=*/true);
+}
+
+Result<LogStructuredFs::CleanResult> LogStructuredFs::EvacuateLocked(
+    const std::vector<uint32_t>& victims, bool recompress) {
   std::vector<bool> is_victim(sb_.segment_count, false);
   for (uint32_t v : victims) is_victim[v] = true;
 
@@ -46,9 +95,12 @@ Result<LogStructuredFs::CleanResult> LogStructuredFs::CleanOnce(size_t max_victi
   {
     std::shared_lock<std::shared_mutex> lock(ns_mu_);
     for (const auto& [ino, node] : ns_.inodes()) {
+      CompressionPolicy policy;
+      if (recompress && node->is_regular()) policy = PolicyFor(*node);
       for (const auto& [offset, e] : node->extents.entries()) {
         if (!e.phys.pending() && is_victim[segments_.SegmentOf(e.phys.addr)]) {
-          moves.push_back({ino, offset, e.length, e.phys, e.skip});
+          moves.push_back({ino, offset, e.length, e.phys, e.skip,
+                           e.phys.compressed() ? CompressionPolicy{} : policy});
         }
       }
     }
@@ -58,6 +110,8 @@ Result<LogStructuredFs::CleanResult> LogStructuredFs::CleanOnce(size_t max_victi
     return a.phys.addr != b.phys.addr ? a.phys.addr < b.phys.addr : a.skip < b.skip;
   });
 
+  std::unique_ptr<ExtentEncoder> encoder;
+  std::vector<char> encoded;
   uint64_t moved = 0;         // file bytes re-pointed
   uint64_t stored_moved = 0;  // bytes copied (a whole run may hold dead ones)
   bool out_of_room = false;
@@ -104,14 +158,25 @@ Result<LogStructuredFs::CleanResult> LogStructuredFs::CleanOnce(size_t max_victi
                      s.ToString());
         continue;
       }
-      const RunCoding coding = whole_run ? RunCoding{m.phys.codec, m.phys.raw_length} : RunCoding{};
-      auto ticket = data_->Append(buf.data(), buf.size(), DataLog::Stream::kCleaner, coding);
+      RunCoding coding = whole_run ? RunCoding{m.phys.codec, m.phys.raw_length} : RunCoding{};
+      const char* bytes = buf.data();
+      size_t size = buf.size();
+      if (m.recompress.enabled) {
+        if (!encoder) encoder = std::make_unique<ExtentEncoder>();
+        const Codec codec = encoder->Encode(m.recompress, buf.data(), buf.size(), &encoded);
+        if (codec != Codec::kRaw) {
+          coding = RunCoding{static_cast<uint8_t>(codec), static_cast<uint32_t>(buf.size())};
+          bytes = encoded.data();
+          size = encoded.size();
+        }
+      }
+      auto ticket = data_->Append(bytes, size, DataLog::Stream::kCleaner, coding);
       if (!ticket.ok()) {
         if (!ticket.status().IsNoSpace()) return ticket.status();
         out_of_room = true;
         break;  // the cleaner's reserve is used up; commit what moved so far
       }
-      stored_moved += buf.size();
+      stored_moved += size;
       if (whole_run) {
         run_copy = std::move(*ticket);
         run_copied_from = m.phys;
@@ -135,6 +200,15 @@ Result<LogStructuredFs::CleanResult> LogStructuredFs::CleanOnce(size_t max_victi
   }
   run_copy.reset();
   cleaned_bytes_.fetch_add(stored_moved);
+  if (encoder) {
+    const EncoderStats& e = encoder->stats();
+    std::lock_guard<std::mutex> lock(encoder_stats_mu_);
+    encoder_stats_.runs += e.runs;
+    encoder_stats_.runs_raw += e.runs_raw;
+    encoder_stats_.bytes_in += e.bytes_in;
+    encoder_stats_.bytes_out += e.bytes_out;
+    for (size_t c = 0; c <= kMaxCodec; ++c) encoder_stats_.by_codec[c] += e.by_codec[c];
+  }
   cleaned_segments_.fetch_add(victims.size());
   // The victims hold no live bytes now; the commit makes them free.
   CKPTFS_RETURN_IF_ERROR(CommitNow());
@@ -153,19 +227,40 @@ bool LogStructuredFs::SpaceIsLow() const {
 
 void LogStructuredFs::CleanerLoop() {
   std::unique_lock<std::mutex> lock(bg_mu_);
+  // compress_when=idle: once no user byte was written for a second, rewrite
+  // raw data compressed, until a pass finds nothing or writes resume.
+  uint64_t last_written = bytes_written_.load();
+  int idle_ticks = 0;
+  bool recompressed_all = true;
   while (!stop_) {
     bg_cv_.wait_for(lock, std::chrono::milliseconds(100));
-    if (stop_ || !SpaceIsLow()) continue;
+    if (stop_) break;
+    const uint64_t written = bytes_written_.load();
+    if (written != last_written) {
+      last_written = written;
+      idle_ticks = 0;
+      recompressed_all = false;
+    } else {
+      ++idle_ticks;
+    }
+    const bool clean = SpaceIsLow();
+    const bool recompress =
+        !clean && options_.compress_when_idle && idle_ticks >= 10 && !recompressed_all;
+    if (!clean && !recompress) continue;
     lock.unlock();
     const auto start = std::chrono::steady_clock::now();
-    auto cleaned = CleanOnce(4);
+    auto cleaned = clean ? CleanOnce(4) : RecompressOnce(4);
     if (!cleaned.ok()) {
       spdlog::error("cleaner: {}", cleaned.status().ToString());
-    } else if (options_.clean_rate_bytes > 0 && cleaned->moved > 0) {
-      // Rate limit: sleep off what moving these bytes "cost" at the set rate.
-      const auto budget = std::chrono::duration<double>(static_cast<double>(cleaned->moved) /
-                                                        static_cast<double>(options_.clean_rate_bytes));
-      std::this_thread::sleep_until(start + std::chrono::duration_cast<std::chrono::nanoseconds>(budget));
+    } else {
+      if (recompress && cleaned->segments == 0) recompressed_all = true;
+      if (options_.clean_rate_bytes > 0 && cleaned->moved > 0) {
+        // Rate limit: sleep off what moving these bytes "cost" at the set rate.
+        const auto budget = std::chrono::duration<double>(
+            static_cast<double>(cleaned->moved) / static_cast<double>(options_.clean_rate_bytes));
+        std::this_thread::sleep_until(
+            start + std::chrono::duration_cast<std::chrono::nanoseconds>(budget));
+      }
     }
     lock.lock();
   }

@@ -696,6 +696,8 @@ Result<size_t> LogStructuredFs::Write(uint64_t ino, uint64_t offset, const char*
     drop_privileges = HasSetIdBits(node->mode);
     policy = PolicyFor(*node);
   }
+  // Compressed later, by the cleaner, when the mount is idle.
+  if (options_.compress_when_idle) policy.enabled = false;
   if (drop_privileges) {
     std::unique_lock<std::shared_mutex> lock(ns_mu_);
     CKPTFS_RETURN_IF_ERROR(DropSetIdBits(ino));

@@ -123,6 +123,17 @@ class LogStructuredFs : public FileSystem {
   // Empties up to `max_victims` segments (fs/cleaning.cc). Takes clean_mu_,
   // then the namespace and commit locks.
   Result<CleanResult> CleanOnce(size_t max_victims);
+  // compress_when=idle: rewrites up to `max_victims` segments holding mostly
+  // raw data of compressing files, compressing it on the way. Takes
+  // clean_mu_, then the namespace and commit locks.
+  Result<CleanResult> RecompressOnce(size_t max_victims);
+  // Moves every live byte out of `victims` to the cleaner's stream (with
+  // `recompress`, raw data of compressing files is compressed) and commits.
+  // Requires clean_mu_.
+  Result<CleanResult> EvacuateLocked(const std::vector<uint32_t>& victims, bool recompress);
+  // Bytes the cleaner may write now: free segments beyond the metadata
+  // reserve and the room promised to queued writes, plus its open buffer.
+  uint64_t CleanerRoom() const;
   bool SpaceIsLow() const;
   void CleanerLoop();
   // Compression (fs/compression.cc).

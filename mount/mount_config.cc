@@ -26,6 +26,7 @@ struct RawOptions {
   char* compress = nullptr;
   char* compressors = nullptr;
   char* compress_backlog = nullptr;
+  char* compress_when = nullptr;
   int no_writeback_cache = 0;
   int nonempty = 0;
   int positional = 0;
@@ -46,6 +47,7 @@ const fuse_opt kOptionSpecs[] = {
     CKPTFS_OPT("compress=%s", compress),
     CKPTFS_OPT("compressors=%s", compressors),
     CKPTFS_OPT("compress_backlog=%s", compress_backlog),
+    CKPTFS_OPT("compress_when=%s", compress_when),
     CKPTFS_OPT("no_writeback_cache", no_writeback_cache),
     CKPTFS_OPT("nonempty", nonempty),
     // fstab lines carry atime policies; ckptfs never updates atime on read,
@@ -174,6 +176,13 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
                                 ": expected wait or raw");
     return Status::Ok();
   });
+  take(raw.compress_when, [&](const char* v) -> Status {
+    if (std::strcmp(v, "write") == 0) config->mount.compress_when_idle = false;
+    else if (std::strcmp(v, "idle") == 0) config->mount.compress_when_idle = true;
+    else return Status::Invalid(std::string("option compress_when=") + v +
+                                ": expected write or idle");
+    return Status::Ok();
+  });
   take(raw.log_file, [&](const char* v) { config->log_file = v; return Status::Ok(); });
   take(raw.io, [&](const char* v) -> Status {
     if (std::strcmp(v, "uring") == 0) config->mount.use_uring = true;
@@ -200,6 +209,8 @@ const char* MountOptionsHelp() {
          "    -o compressors=N       compressor threads (default 2)\n"
          "    -o compress_backlog=wait|raw  when compressors are behind: wait for them\n"
          "                           (default) or store new writes raw\n"
+         "    -o compress_when=write|idle  compress as data arrives (default), or\n"
+         "                           write raw and recompress when the mount is idle\n"
          "    -o no_writeback_cache  send every write to the daemon at once\n"
          "    -o log_level=LEVEL     trace, debug, info, warn, error, critical, off\n"
          "    -o log_file=PATH       log here instead of stderr/syslog\n"

@@ -318,6 +318,12 @@ Status DataLog::Close() {
   return device_->Flush();
 }
 
+void DataLog::SealOpen(Stream stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::shared_ptr<Buffer>& open = open_[static_cast<int>(stream)];
+  if (open && open->fill > 0) SealLocked(open);
+}
+
 DataLogStats DataLog::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   DataLogStats s = stats_;

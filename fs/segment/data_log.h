@@ -120,6 +120,10 @@ class DataLog {
   // Makes every append whose ticket is done durable on the device.
   Status Sync();
 
+  // Seals the stream's open buffer, so its segment is written whole and
+  // becomes a cleaning candidate; the room left in it is given up.
+  void SealOpen(Stream stream);
+
   // Seals and writes everything, stops the flushers. Idempotent.
   Status Close();
 

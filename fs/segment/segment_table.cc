@@ -64,6 +64,7 @@ Result<uint32_t> SegmentTable::AllocateData(Requester who) {
   if (who == Requester::kUser) keep += PendingReserveSegmentsLocked();
   CKPTFS_ASSIGN_OR_RETURN(uint32_t s, TakeFreeLocked(keep, SegmentState::kData));
   segments_[s].active = true;
+  segments_[s].by_cleaner = who == Requester::kCleaner;
   return s;
 }
 
@@ -153,7 +154,7 @@ std::vector<SegmentSummary> SegmentTable::CleaningCandidates() const {
   for (uint32_t i = 0; i < segments_.size(); ++i) {
     const Info& info = segments_[i];
     if (info.state != SegmentState::kData || info.active || info.pending_free) continue;
-    out.push_back({i, info.live, write_seq_ - info.written_seq});
+    out.push_back({i, info.live, write_seq_ - info.written_seq, info.by_cleaner});
   }
   return out;
 }

@@ -40,6 +40,7 @@ struct SegmentSummary {
   uint32_t segment;
   uint64_t live_bytes;
   uint64_t age;  // segments written since this one was, a proxy for how cold it is
+  bool by_cleaner;  // written by the cleaner (what it moved, or recompressed)
 };
 
 class SegmentTable : public SpaceObserver {
@@ -101,6 +102,7 @@ class SegmentTable : public SpaceObserver {
     SegmentState state = SegmentState::kFree;
     bool active = false;
     bool pending_free = false;
+    bool by_cleaner = false;
     // File bytes referenced: a segment dies exactly when it reaches zero.
     // `live` is what they occupy on the device, the figure cleaning and
     // space reports need.

@@ -40,6 +40,10 @@ struct MountOptions {
   // compressed; the burst slows to their speed), true stores the write raw
   // at once (the burst keeps its speed; the ratio drops).
   bool compress_backlog_raw = false;
+  // Compress later instead: writes are stored raw at full speed, and once
+  // the mount has been idle for a second the cleaner rewrites the raw data
+  // of compressing files compressed (compress_when=idle).
+  bool compress_when_idle = false;
 };
 
 }  // namespace ckptfs

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <sys/xattr.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include <iterator>
 #include <map>
 #include <random>
+#include <thread>
 
 #include "check/store_checker.h"
 #include "ckptfs/filesystem.h"
@@ -410,6 +412,56 @@ TEST_F(CompressedStoreTest, MostlyDeadCompressedRunsAreReclaimed) {
   EXPECT_EQ(ReadAll(ino), c);
   Remount("zstd:3");
   EXPECT_EQ(ReadAll(Ino("c")), c);
+}
+
+// compress_when=idle: the burst is stored raw, and once writes stop the
+// cleaner rewrites it compressed; data that does not compress is moved at
+// most once, not retried for ever.
+TEST_F(CompressedStoreTest, IdleRecompressionShrinksRawDataLater) {
+  Format(256 << 20);
+  MountOptions m;
+  m.memory_budget = 16 << 20;
+  m.compress = "zstd:1";
+  m.compress_when_idle = true;
+  m.clean_rate_bytes = 0;
+  auto r = FileSystem::Open(store_, m);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  fs_ = std::move(r).value();
+  fs_->Start();
+  const std::string w = Bf16Like(24 << 20, 21);
+  const std::string noise = Random(8 << 20, 22);
+  const uint64_t iw = MakeFile("w", w);
+  const uint64_t in = MakeFile("noise", noise);
+  ASSERT_TRUE(fs_->Sync().ok());
+  StoreStats s = fs_->Stats();
+  EXPECT_EQ(s.compressed_runs, 0u) << "written raw";
+  EXPECT_EQ(s.live_bytes, s.live_file_bytes);
+  // Idle now: within a few seconds the raw runs are rewritten compressed.
+  for (int i = 0; i < 100 && fs_->Stats().live_bytes * 10 > fs_->Stats().live_file_bytes * 9;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  s = fs_->Stats();
+  EXPECT_LT(s.live_bytes * 10, s.live_file_bytes * 9)
+      << s.live_bytes << " stored for " << s.live_file_bytes;
+  EXPECT_GT(s.compressed_runs, 0u);
+  ExpectRandomReads(iw, w, 23);
+  EXPECT_EQ(ReadAll(in), noise);
+  // Nothing left to gain: the cleaner stops rather than moving the noise
+  // again and again.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const uint64_t moved = fs_->Stats().cleaner_bytes_moved;
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(fs_->Stats().cleaner_bytes_moved, moved);
+  ASSERT_TRUE(fs_->Close().ok());
+  fs_.reset();
+  auto report = Check();
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->clean()) << (report->errors.empty() ? "" : report->errors[0]);
+  EXPECT_GT(report->compressed_runs, 0u);
+  Mount("none");
+  EXPECT_EQ(ReadAll(Ino("w")), w);
+  EXPECT_EQ(ReadAll(Ino("noise")), noise);
 }
 
 TEST_F(CompressedStoreTest, FsckReportsADamagedCompressedRun) {
