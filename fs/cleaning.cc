@@ -44,13 +44,19 @@ Result<LogStructuredFs::CleanResult> LogStructuredFs::CleanOnce(size_t max_victi
   const std::vector<uint32_t> victims =
       PickVictims(segments_.CleaningCandidates(), sb_.segment_size, max_victims, CleanerRoom());
   if (victims.empty()) return CleanResult{};
-  return EvacuateLocked(victims, /*recompress=*/false);
+  // With compress_when=idle what the cleaner moves is compressed too, so
+  // that what it writes (never picked by RecompressOnce) is done with.
+  return EvacuateLocked(victims, /*recompress=*/options_.compress_when_idle);
 }
 
 Result<LogStructuredFs::CleanResult> LogStructuredFs::RecompressOnce(size_t max_victims) {
   std::lock_guard<std::mutex> clean_lock(clean_mu_);
-  // The burst's last segment is still open; idle, it is not going to fill.
-  data_->SealOpen(DataLog::Stream::kUser);
+  // The burst's last segment is still open and, idle, will not fill: seal
+  // it if it holds enough to be worth the room given up.
+  if (data_->open_buffer_room(DataLog::Stream::kUser) <= sb_.segment_size * 3 / 4) {
+    data_->SealOpen(DataLog::Stream::kUser);
+  }
+  const uint64_t written_before = bytes_written_.load();
   // File bytes per segment that are stored raw but belong to files that
   // compress: what rewriting the segment would shrink.
   std::vector<uint64_t> raw_bytes(sb_.segment_count, 0);
@@ -82,7 +88,8 @@ Result<LogStructuredFs::CleanResult> LogStructuredFs::RecompressOnce(size_t max_
     room -= c.live_bytes;
     victims.push_back(c.segment);
   }
-  if (victims.empty()) return CleanResult{};
+  // Writes resumed while scanning: leave the device to them.
+  if (victims.empty() || bytes_written_.load() != written_before) return CleanResult{};
   return EvacuateLocked(victims, /*recompress=*/true);
 }
 
@@ -99,8 +106,7 @@ Result<LogStructuredFs::CleanResult> LogStructuredFs::EvacuateLocked(
       if (recompress && node->is_regular()) policy = PolicyFor(*node);
       for (const auto& [offset, e] : node->extents.entries()) {
         if (!e.phys.pending() && is_victim[segments_.SegmentOf(e.phys.addr)]) {
-          moves.push_back({ino, offset, e.length, e.phys, e.skip,
-                           e.phys.compressed() ? CompressionPolicy{} : policy});
+          moves.push_back({ino, offset, e.length, e.phys, e.skip, policy});
         }
       }
     }
@@ -115,6 +121,7 @@ Result<LogStructuredFs::CleanResult> LogStructuredFs::EvacuateLocked(
   uint64_t moved = 0;         // file bytes re-pointed
   uint64_t stored_moved = 0;  // bytes copied (a whole run may hold dead ones)
   bool out_of_room = false;
+  bool unmoved = false;  // a live piece could not be read
   std::string buf;
   // Still mapped as when the moves were listed? Requires ns_mu_.
   auto still_mapped = [this](const Move& m) {
@@ -153,7 +160,9 @@ Result<LogStructuredFs::CleanResult> LogStructuredFs::EvacuateLocked(
         }
       }
       if (!s.ok()) {
-        // Damaged data stays where it is, still reported by reads and fsck.
+        // Damaged data stays where it is, still reported by reads and fsck;
+        // its victim is not emptied.
+        unmoved = true;
         spdlog::warn("cleaner: cannot move inode {} bytes {}+{}: {}", m.ino, m.offset, m.length,
                      s.ToString());
         continue;
@@ -161,7 +170,8 @@ Result<LogStructuredFs::CleanResult> LogStructuredFs::EvacuateLocked(
       RunCoding coding = whole_run ? RunCoding{m.phys.codec, m.phys.raw_length} : RunCoding{};
       const char* bytes = buf.data();
       size_t size = buf.size();
-      if (m.recompress.enabled) {
+      // A raw piece, or the decoded live part of a mostly dead run.
+      if (!whole_run && m.recompress.enabled) {
         if (!encoder) encoder = std::make_unique<ExtentEncoder>();
         const Codec codec = encoder->Encode(m.recompress, buf.data(), buf.size(), &encoded);
         if (codec != Codec::kRaw) {
@@ -213,9 +223,9 @@ Result<LogStructuredFs::CleanResult> LogStructuredFs::EvacuateLocked(
   // The victims hold no live bytes now; the commit makes them free.
   CKPTFS_RETURN_IF_ERROR(CommitNow());
   spdlog::debug("cleaner: {} segment(s) emptied, {} live bytes moved", victims.size(), moved);
-  // Victims left part live (no room to move the rest) are not emptied: say
-  // so, or a caller looking for space would clean again for nothing.
-  return CleanResult{out_of_room && moved == 0 ? 0 : victims.size(), stored_moved};
+  // Victims left part live (no room, or damaged data) are not all emptied:
+  // say so, or a caller looking for space would clean again for nothing.
+  return CleanResult{(out_of_room && moved == 0) || unmoved ? 0 : victims.size(), stored_moved};
 }
 
 bool LogStructuredFs::SpaceIsLow() const {
@@ -231,7 +241,8 @@ void LogStructuredFs::CleanerLoop() {
   // raw data compressed, until a pass finds nothing or writes resume.
   uint64_t last_written = bytes_written_.load();
   int idle_ticks = 0;
-  bool recompressed_all = true;
+  // Raw data a previous mount left is compressed too, once idle.
+  bool recompressed_all = !options_.compress_when_idle;
   while (!stop_) {
     bg_cv_.wait_for(lock, std::chrono::milliseconds(100));
     if (stop_) break;
@@ -250,6 +261,13 @@ void LogStructuredFs::CleanerLoop() {
     lock.unlock();
     const auto start = std::chrono::steady_clock::now();
     auto cleaned = clean ? CleanOnce(4) : RecompressOnce(4);
+    // A store made full by a raw burst has nothing dead to clean: compressing
+    // is what frees space then.
+    if (clean && cleaned.ok() && cleaned->segments == 0 && options_.compress_when_idle &&
+        idle_ticks >= 10 && !recompressed_all) {
+      cleaned = RecompressOnce(4);
+      if (cleaned.ok() && cleaned->segments == 0) recompressed_all = true;
+    }
     if (!cleaned.ok()) {
       spdlog::error("cleaner: {}", cleaned.status().ToString());
     } else {

@@ -25,12 +25,17 @@ class BufferPool {
   BufferPool(size_t capacity, size_t max_free)
       : capacity_(capacity), shelf_(std::make_shared<Shelf>()) {
     shelf_->max_free = max_free;
+    shelf_->free.reserve(max_free);  // returning a buffer never allocates
   }
 
-  // A buffer of `size` bytes, contents undefined. Sizes above the capacity
-  // get a buffer of their own that is not pooled.
+  // A buffer of `size` bytes, contents undefined. Sizes above the capacity,
+  // and below half of it, get a buffer of their own that is not pooled: a
+  // pooled one would hold a whole capacity for a small run (a cache of 4 KiB
+  // runs would pin 256 times its size).
   std::shared_ptr<AlignedBuffer> Get(size_t size) {
-    if (size > capacity_) return std::make_shared<AlignedBuffer>(size, /*zero=*/false);
+    if (size > capacity_ || 2 * size < capacity_) {
+      return std::make_shared<AlignedBuffer>(size, /*zero=*/false);
+    }
     AlignedBuffer buffer;
     {
       std::lock_guard<std::mutex> lock(shelf_->mu);
