@@ -130,42 +130,36 @@ void Ungroup4(const char* in, size_t n, char* out) {
   for (; i < n; ++i) Store<uint32_t>(out + 4 * i, word(i));
 }
 
-}  // namespace
-
-void GroupBytes(const char* in, size_t len, unsigned width, char* out) {
-  size_t n = len / width;  // whole elements
-  size_t whole = n * width;
+// Both directions share the shape: whole elements through the width's
+// kernel, the trailing partial element copied as it is.
+template <typename Kernel2, typename Kernel4, typename KernelAny>
+void Transpose(const char* in, size_t len, unsigned width, char* out, Kernel2 two, Kernel4 four,
+               KernelAny any) {
+  const size_t n = len / width;  // whole elements
+  const size_t whole = n * width;
   if (len == 0) return;
   if (width == 1 || n == 0) {
     std::memcpy(out, in, len);
     return;
   }
   if (kLittleEndian && width == 2) {
-    Group2(in, n, out);
+    two(in, n, out);
   } else if (kLittleEndian && width == 4) {
-    Group4(in, n, out);
+    four(in, n, out);
   } else {
-    GroupGeneric(in, n, width, out);
+    any(in, n, width, out);
   }
   std::memcpy(out + whole, in + whole, len - whole);
 }
 
+}  // namespace
+
+void GroupBytes(const char* in, size_t len, unsigned width, char* out) {
+  Transpose(in, len, width, out, Group2, Group4, GroupGeneric);
+}
+
 void UngroupBytes(const char* in, size_t len, unsigned width, char* out) {
-  size_t n = len / width;
-  size_t whole = n * width;
-  if (len == 0) return;
-  if (width == 1 || n == 0) {
-    std::memcpy(out, in, len);
-    return;
-  }
-  if (kLittleEndian && width == 2) {
-    Ungroup2(in, n, out);
-  } else if (kLittleEndian && width == 4) {
-    Ungroup4(in, n, out);
-  } else {
-    UngroupGeneric(in, n, width, out);
-  }
-  std::memcpy(out + whole, in + whole, len - whole);
+  Transpose(in, len, width, out, Ungroup2, Ungroup4, UngroupGeneric);
 }
 
 }  // namespace ckptfs

@@ -59,11 +59,12 @@ class CompressedStoreTest : public ::testing::Test {
     ASSERT_TRUE(s.ok()) << s.ToString();
   }
   void Mount(const std::string& compress = "zstd:3") { MountWith(compress, 2); }
-  void MountWith(const std::string& compress, unsigned compressors) {
+  void MountWith(const std::string& compress, unsigned compressors, bool when_idle = false) {
     MountOptions m;
     m.memory_budget = 16 << 20;
     m.compress = compress;
     m.compressor_threads = compressors;
+    m.compress_when_idle = when_idle;
     m.clean_rate_bytes = 0;
     auto r = FileSystem::Open(store_, m);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -115,6 +116,17 @@ class CompressedStoreTest : public ::testing::Test {
       ASSERT_EQ(got, expect.substr(off, len)) << "read of " << len << " at " << off;
     }
   }
+  // Unmounts, runs fsck's checker and expects a clean store.
+  Result<CheckReport> CloseAndCheck() {
+    Status closed = fs_->Close();
+    fs_.reset();
+    if (!closed.ok()) return closed;
+    auto report = Check();
+    if (report.ok()) {
+      EXPECT_TRUE(report->clean()) << (report->errors.empty() ? "" : report->errors[0]);
+    }
+    return report;
+  }
   Result<CheckReport> Check() {
     DeviceOptions o;
     o.read_only = true;
@@ -149,11 +161,8 @@ TEST_F(CompressedStoreTest, FilesReadBackWholeAndAtRandomOffsetsBeforeAndAfterPl
   EXPECT_EQ(ReadAll(Ino("a")), a);
   ExpectRandomReads(Ino("a"), a, 13);
   ExpectRandomReads(Ino("b"), b, 14);
-  ASSERT_TRUE(fs_->Close().ok());
-  fs_.reset();
-  auto report = Check();
+  auto report = CloseAndCheck();
   ASSERT_TRUE(report.ok()) << report.status().ToString();
-  EXPECT_TRUE(report->clean()) << (report->errors.empty() ? "" : report->errors[0]);
   EXPECT_GT(report->compressed_runs, 0u);
 }
 
@@ -183,11 +192,8 @@ TEST_F(CompressedStoreTest, OverwriteTruncateAndUnlinkBeforePlacementLeaveTheLat
   Remount();
   EXPECT_EQ(ReadAll(Ino("a")), a);
   EXPECT_FALSE(fs_->Lookup(1, "gone").ok());
-  ASSERT_TRUE(fs_->Close().ok());
-  fs_.reset();
-  auto report = Check();
-  ASSERT_TRUE(report.ok());
-  EXPECT_TRUE(report->clean()) << (report->errors.empty() ? "" : report->errors[0]);
+  auto report = CloseAndCheck();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
 }
 
 TEST_F(CompressedStoreTest, IncompressibleDataIsStoredRaw) {
@@ -283,11 +289,8 @@ TEST_F(CompressedStoreTest, CleanerMovesCompressedRunsIntact) {
   for (const auto& [name, data] : kept) ASSERT_EQ(ReadAll(Ino(name)), data) << name;
   Remount("zstd:1");
   for (const auto& [name, data] : kept) ASSERT_EQ(ReadAll(Ino(name)), data) << name;
-  ASSERT_TRUE(fs_->Close().ok());
-  fs_.reset();
-  auto report = Check();
-  ASSERT_TRUE(report.ok());
-  EXPECT_TRUE(report->clean()) << (report->errors.empty() ? "" : report->errors[0]);
+  auto report = CloseAndCheck();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
 }
 
 TEST_F(CompressedStoreTest, FullStoreSaysNoSpaceAndKeepsOtherFiles) {
@@ -419,15 +422,7 @@ TEST_F(CompressedStoreTest, MostlyDeadCompressedRunsAreReclaimed) {
 // most once, not retried for ever.
 TEST_F(CompressedStoreTest, IdleRecompressionShrinksRawDataLater) {
   Format(256 << 20);
-  MountOptions m;
-  m.memory_budget = 16 << 20;
-  m.compress = "zstd:1";
-  m.compress_when_idle = true;
-  m.clean_rate_bytes = 0;
-  auto r = FileSystem::Open(store_, m);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  fs_ = std::move(r).value();
-  fs_->Start();
+  MountWith("zstd:1", 2, /*when_idle=*/true);
   const std::string w = Bf16Like(24 << 20, 21);
   const std::string noise = Random(8 << 20, 22);
   const uint64_t iw = MakeFile("w", w);
@@ -453,11 +448,8 @@ TEST_F(CompressedStoreTest, IdleRecompressionShrinksRawDataLater) {
   const uint64_t moved = fs_->Stats().cleaner_bytes_moved;
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   EXPECT_EQ(fs_->Stats().cleaner_bytes_moved, moved);
-  ASSERT_TRUE(fs_->Close().ok());
-  fs_.reset();
-  auto report = Check();
-  ASSERT_TRUE(report.ok());
-  EXPECT_TRUE(report->clean()) << (report->errors.empty() ? "" : report->errors[0]);
+  auto report = CloseAndCheck();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_GT(report->compressed_runs, 0u);
   Mount("none");
   EXPECT_EQ(ReadAll(Ino("w")), w);
@@ -470,15 +462,7 @@ TEST_F(CompressedStoreTest, IdleRecompressionFreesANearlyFullStore) {
   // 8 MiB segments: with 2 MiB ones the tail a compressed run leaves is a
   // third of a segment, which the cleaner would count as dead and chase.
   Format(128 << 20, 8 << 20);
-  MountOptions m;
-  m.memory_budget = 16 << 20;
-  m.compress = "zstd:1";
-  m.compress_when_idle = true;
-  m.clean_rate_bytes = 0;
-  auto r = FileSystem::Open(store_, m);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  fs_ = std::move(r).value();
-  fs_->Start();
+  MountWith("zstd:1", 2, /*when_idle=*/true);
   // Fill until writes fail: raw, since nothing compresses while writing.
   auto st = fs_->Create(1, "w", 0644, 0, 0);
   ASSERT_TRUE(st.ok());
