@@ -33,7 +33,6 @@ DataLog::DataLog(BlockDevice* device, const Superblock& sb, SegmentTable* segmen
       segments_(segments),
       max_buffers_(std::max<size_t>(2, options.memory_budget / sb.segment_size)),
       flusher_count_(std::max(1u, options.flusher_threads)),
-      segment_buffers_(sb.segment_size, max_buffers_),
       read_cache_(options.read_cache_bytes) {}
 
 DataLog::~DataLog() { (void)Close(); }
@@ -74,7 +73,7 @@ Result<DataLog::Ticket> DataLog::Append(const void* data, size_t len, Stream str
     stats_.appends += 1;
     stats_.bytes_appended += len;
   }
-  char* dst = buffer->data->data() + start;
+  char* dst = buffer->data.data() + start;
   std::memcpy(dst, data, len);
   std::memset(dst + len, 0, stored - len);
   Ticket ticket;
@@ -101,7 +100,13 @@ Result<std::shared_ptr<DataLog::Buffer>> DataLog::NewBufferLocked(
   read_cache_.Invalidate(sb_.SegmentOffset(segment), sb_.SegmentOffset(segment) + sb_.segment_size);
   auto buffer = std::make_shared<Buffer>();
   buffer->segment = segment;
-  buffer->data = segment_buffers_.Get(sb_.segment_size);
+  if (!spare_.empty()) {
+    buffer->data = std::move(spare_.back());
+    spare_.pop_back();
+  } else {
+    buffer->data = AlignedBuffer(sb_.segment_size, /*zero=*/false);
+    stats_.buffers_allocated += 1;
+  }
   ++buffers_in_use_;
   active_[segment] = buffer;
   return buffer;
@@ -127,7 +132,7 @@ Status DataLog::WriteUpTo(Buffer* buffer, uint64_t end, bool partial) {
     std::lock_guard<std::mutex> wl(buffer->write_mu);
     if (buffer->flushed < end) {
       s = device_->Write(sb_.SegmentOffset(buffer->segment) + buffer->flushed,
-                         buffer->data->data() + buffer->flushed, end - buffer->flushed);
+                         buffer->data.data() + buffer->flushed, end - buffer->flushed);
       if (s.ok()) {
         written = end - buffer->flushed;
         buffer->flushed = end;
@@ -152,8 +157,8 @@ void DataLog::RetireLocked(const std::shared_ptr<Buffer>& buffer) {
   --buffers_in_use_;
   stats_.segments_written += 1;
   segments_->Deactivate(buffer->segment);
-  // The memory goes back to the pool when the last holder lets go: readers
-  // copy from it without the lock, and a Sync may still be waiting on it.
+  // Recycle the memory only if no reader still holds the buffer: readers
+  // copy from it without the lock.
   changed_.notify_all();
 }
 
@@ -173,6 +178,8 @@ void DataLog::FlusherLoop() {
     (void)WriteUpTo(buffer.get(), end, /*partial=*/false);  // failure lands in io_error_
     lock.lock();
     RetireLocked(buffer);
+    // Sole owner now (out of active_ and the queue): the memory can be reused.
+    if (buffer.use_count() == 1) spare_.push_back(std::move(buffer->data));
   }
 }
 
@@ -187,7 +194,7 @@ Result<RunCache::Run> DataLog::StoredRun(const PhysicalExtent& extent) {
   auto run = run_buffers_.Get(extent.length);
   if (buffer) {
     // Holding the buffer keeps its memory from being recycled meanwhile.
-    std::memcpy(run->data(), buffer->data->data() + (extent.addr - sb_.SegmentOffset(segment)),
+    std::memcpy(run->data(), buffer->data.data() + (extent.addr - sb_.SegmentOffset(segment)),
                 extent.length);
     return RunCache::Run(std::move(run));
   }
@@ -240,7 +247,7 @@ Status DataLog::Read(const PhysicalExtent& extent, uint32_t skip, void* dst, siz
     }
     if (buffer) {
       std::memcpy(dst,
-                  buffer->data->data() + (extent.addr - sb_.SegmentOffset(segment)) + skip, len);
+                  buffer->data.data() + (extent.addr - sb_.SegmentOffset(segment)) + skip, len);
       return Status::Ok();
     }
   }
@@ -320,7 +327,6 @@ void DataLog::SealOpen(Stream stream) {
 DataLogStats DataLog::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   DataLogStats s = stats_;
-  s.buffers_allocated = segment_buffers_.allocated();
   s.read_cache_hits = read_cache_.hits();
   s.read_cache_misses = read_cache_.misses();
   return s;

@@ -136,9 +136,7 @@ class DataLog {
  private:
   struct Buffer {
     uint32_t segment = 0;
-    // From segment_buffers_: back on its shelf when the last holder (the
-    // flusher, a reader, a waiting Sync) lets go.
-    std::shared_ptr<AlignedBuffer> data;
+    AlignedBuffer data;
     uint64_t fill = 0;               // reserved bytes (guarded by DataLog::mu_)
     std::multiset<uint64_t> inflight;  // starts of unfinished tickets (mu_)
     bool sealed = false;             // mu_
@@ -171,12 +169,12 @@ class DataLog {
   std::shared_ptr<Buffer> open_[2];  // by Stream
   std::unordered_map<uint32_t, std::shared_ptr<Buffer>> active_;  // by segment
   std::deque<std::shared_ptr<Buffer>> sealed_queue_;
+  std::vector<AlignedBuffer> spare_;  // recycled buffer memory
   size_t buffers_in_use_ = 0;
   Status io_error_;
   bool stopping_ = false;
   DataLogStats stats_;
   std::vector<std::thread> flushers_;
-  BufferPool segment_buffers_;  // fresh memory costs a page fault per 4 KiB
   RunCache read_cache_;
   BufferPool run_buffers_{PhysicalExtent::kMaxRunLength, 16};  // what reads decode and verify into
 };

@@ -11,8 +11,6 @@
 // Thread-safe (one mutex, held only to take or return a buffer).
 #pragma once
 
-#include <atomic>
-#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -46,10 +44,7 @@ class BufferPool {
         shelf_->free.pop_back();
       }
     }
-    if (buffer.capacity() == 0) {
-      buffer = AlignedBuffer(capacity_, /*zero=*/false);
-      allocated_.fetch_add(1, std::memory_order_relaxed);
-    }
+    if (buffer.capacity() == 0) buffer = AlignedBuffer(capacity_, /*zero=*/false);
     buffer.Resize(size);
     // The deleter keeps the shelf alive, so buffers may outlive the pool.
     return std::shared_ptr<AlignedBuffer>(
@@ -62,9 +57,6 @@ class BufferPool {
         });
   }
 
-  // Buffers of the pool's size allocated so far (not taken from the shelf).
-  uint64_t allocated() const { return allocated_.load(std::memory_order_relaxed); }
-
  private:
   struct Shelf {
     std::mutex mu;  // guards free
@@ -73,7 +65,6 @@ class BufferPool {
   };
   const size_t capacity_;
   const std::shared_ptr<Shelf> shelf_;
-  std::atomic<uint64_t> allocated_{0};
 };
 
 }  // namespace ckptfs
