@@ -24,7 +24,7 @@ constexpr size_t kMaxXattrValue = 64 * 1024;
 constexpr size_t kMaxAppend = 1 << 20;  // the FUSE max write; one stored extent each
 constexpr size_t kCommitAtPendingBytes = 4 << 20;
 
-// What the mount asked for; Open has validated it (ValidateMountOptions).
+// What the mount asked for; OpenFileSystemOnDevice has validated it.
 CompressionPolicy MountPolicy(const MountOptions& options) {
   auto policy = ParseCompressionPolicy(options.compress);
   return policy.ok() ? *policy : CompressionPolicy{};
