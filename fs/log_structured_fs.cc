@@ -2,6 +2,9 @@
 // and the commit that makes them durable.
 #include "log_structured_fs.h"
 
+#include <fcntl.h>
+#include <linux/falloc.h>
+
 #include <linux/fs.h>
 #include <spdlog/spdlog.h>
 #include <sys/xattr.h>
@@ -57,7 +60,12 @@ LogStructuredFs::LogStructuredFs(const MountOptions& options, std::unique_ptr<Bl
       device_(std::move(device)),
       sb_(sb),
       head_sb_(sb),
-      segments_(sb),
+      // A segment is provisioned whole when handed out, so no write into it
+      // can meet a full filesystem under a sparse store.
+      segments_(sb,
+                [this](uint32_t segment) {
+                  return device_->Provision(sb_.SegmentOffset(segment), sb_.segment_size);
+                }),
       ns_(&segments_),
       default_policy_(MountPolicy(options)),
       pending_(options.memory_budget / 4) {}
@@ -416,9 +424,7 @@ Result<struct stat> LogStructuredFs::SetAttr(uint64_t ino, const AttrChange& cha
     if (!node->is_regular()) return Status::Invalid("truncate of a special file");
     CKPTFS_RETURN_IF_ERROR(Mutate(record::Truncate{ino, change.size, now}));
   }
-  if ((change.set_size || change.set_uid || change.set_gid) && !change.set_mode) {
-    CKPTFS_RETURN_IF_ERROR(DropSetIdBits(ino));
-  }
+  if (!change.set_mode) CKPTFS_RETURN_IF_ERROR(DropSetIdBits(ino, change.drop_setid));
   record::SetAttr r{ino, record::SetAttr::kCtime, 0, 0, 0, 0, 0, now};
   if (change.set_mode) { r.valid |= record::SetAttr::kMode; r.mode = change.mode; }
   if (change.set_uid) { r.valid |= record::SetAttr::kUid; r.uid = change.uid; }
@@ -438,17 +444,37 @@ Result<struct stat> LogStructuredFs::SetAttr(uint64_t ino, const AttrChange& cha
   return StatOf(*node);
 }
 
-bool LogStructuredFs::HasSetIdBits(uint32_t mode) {
-  return S_ISREG(mode) && ((mode & S_ISUID) || (mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP));
+namespace {
+
+constexpr char kCapabilityXattr[] = "security.capability";
+
+// The mode `drop` leaves: setuid always goes; setgid goes when the file is
+// group-executable, or when the caller is outside the file's group.
+uint32_t ModeAfterDrop(uint32_t mode, SetIdDrop drop) {
+  if (drop == SetIdDrop::kNone) return mode;
+  mode &= ~S_ISUID;
+  if (drop == SetIdDrop::kSetuidSetgid || (mode & S_IXGRP)) mode &= ~S_ISGID;
+  return mode;
 }
 
-Status LogStructuredFs::DropSetIdBits(uint64_t ino) {
+}  // namespace
+
+bool LogStructuredFs::NeedsSetIdDrop(const Inode& node, SetIdDrop drop) {
+  if (drop == SetIdDrop::kNone || !node.is_regular()) return false;
+  return ModeAfterDrop(node.mode, drop) != node.mode || node.xattrs.count(kCapabilityXattr) > 0;
+}
+
+Status LogStructuredFs::DropSetIdBits(uint64_t ino, SetIdDrop drop) {
   Inode* node = ns_.Find(ino);
-  if (!node || !HasSetIdBits(node->mode)) return Status::Ok();
-  uint32_t mode = node->mode & ~S_ISUID;
-  if (mode & S_IXGRP) mode &= ~S_ISGID;  // setgid without group-exec is mandatory locking: kept
+  if (!node || !NeedsSetIdDrop(*node, drop)) return Status::Ok();
+  const int64_t now = NowNs();
+  if (node->xattrs.count(kCapabilityXattr)) {
+    CKPTFS_RETURN_IF_ERROR(Mutate(record::RemoveXattr{ino, kCapabilityXattr, now}));
+  }
+  const uint32_t mode = ModeAfterDrop(node->mode, drop);
+  if (mode == node->mode) return Status::Ok();
   return Mutate(record::SetAttr{ino, record::SetAttr::kMode | record::SetAttr::kCtime, mode, 0, 0,
-                                0, 0, NowNs()});
+                                0, 0, now});
 }
 
 Result<Inode*> LogStructuredFs::WritableDir(uint64_t parent, std::string_view name) {
@@ -484,6 +510,18 @@ Result<struct stat> LogStructuredFs::Create(uint64_t parent, std::string_view na
   if ((mode & S_IFMT) == 0) mode |= S_IFREG;
   std::unique_lock<std::shared_mutex> lock(ns_mu_);
   return CreateNode(parent, name, mode, uid, gid, 0, {});
+}
+
+Result<struct stat> LogStructuredFs::Mknod(uint64_t parent, std::string_view name, uint32_t mode,
+                                           uint64_t rdev, uint32_t uid, uint32_t gid) {
+  const uint32_t type = mode & S_IFMT;
+  if (type != S_IFREG && type != S_IFIFO && type != S_IFSOCK && type != S_IFCHR &&
+      type != S_IFBLK) {
+    return Status::Invalid("mknod of a directory, symlink or unknown file type");
+  }
+  if (type != S_IFCHR && type != S_IFBLK) rdev = 0;
+  std::unique_lock<std::shared_mutex> lock(ns_mu_);
+  return CreateNode(parent, name, mode, uid, gid, rdev, {});
 }
 
 Result<struct stat> LogStructuredFs::Mkdir(uint64_t parent, std::string_view name, uint32_t mode,
@@ -684,7 +722,7 @@ Result<DataLog::Ticket> LogStructuredFs::AppendData(const char* data, size_t len
 }
 
 Result<size_t> LogStructuredFs::Write(uint64_t ino, uint64_t offset, const char* data,
-                                      size_t size) {
+                                      size_t size, SetIdDrop drop_setid) {
   bool drop_privileges = false;
   CompressionPolicy policy;
   {
@@ -693,14 +731,14 @@ Result<size_t> LogStructuredFs::Write(uint64_t ino, uint64_t offset, const char*
     const Inode* node = ns_.Find(ino);
     if (!node) return Status::NotFound("no inode " + std::to_string(ino));
     if (!node->is_regular()) return Status::Invalid("write to a non-regular file");
-    drop_privileges = HasSetIdBits(node->mode);
+    drop_privileges = NeedsSetIdDrop(*node, drop_setid);
     policy = PolicyFor(*node);
   }
   // Compressed later, by the cleaner, when the mount is idle.
   if (options_.compress_when_idle) policy.enabled = false;
   if (drop_privileges) {
     std::unique_lock<std::shared_mutex> lock(ns_mu_);
-    CKPTFS_RETURN_IF_ERROR(DropSetIdBits(ino));
+    CKPTFS_RETURN_IF_ERROR(DropSetIdBits(ino, drop_setid));
   }
   size_t done = 0;
   while (done < size) {
@@ -729,20 +767,35 @@ Result<size_t> LogStructuredFs::Write(uint64_t ino, uint64_t offset, const char*
 }
 
 Status LogStructuredFs::Fallocate(uint64_t ino, int mode, uint64_t offset, uint64_t length) {
-  if (mode != 0) return Status::NotSupported("fallocate mode " + std::to_string(mode));
+  const bool keep_size = mode & FALLOC_FL_KEEP_SIZE;
+  const bool punch = mode & FALLOC_FL_PUNCH_HOLE;
+  const bool zero = mode & FALLOC_FL_ZERO_RANGE;
+  if ((mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) != 0 ||
+      (punch && (!keep_size || zero))) {
+    return Status::NotSupported("fallocate mode " + std::to_string(mode));
+  }
+  if (length == 0 || offset + length < offset) return Status::Invalid("fallocate range");
   std::unique_lock<std::shared_mutex> lock(ns_mu_);
+  CKPTFS_RETURN_IF_ERROR(CheckWritable());
   Inode* node = ns_.Find(ino);
   if (!node) return Status::NotFound("no inode " + std::to_string(ino));
   if (!node->is_regular()) return Status::Invalid("fallocate of a non-regular file");
-  // A log-structured store cannot reserve blocks in place; it can refuse a
-  // size that cannot possibly fit.
-  struct statvfs sv = StatFsFor(ns_.inode_count());
-  uint64_t unmapped = length - std::min<uint64_t>(length, node->extents.mapped_bytes());
-  if (unmapped > static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize) {
-    return Status::NoSpace("fallocate larger than free space");
+  const int64_t now = NowNs();
+  if (punch || zero) {
+    // A hole is the log-structured way to zero a range: the bytes it
+    // unmapped die, and reads of it return zeros.
+    CKPTFS_RETURN_IF_ERROR(Mutate(record::PunchHole{ino, offset, length, now}));
+  } else {
+    // A log-structured store cannot reserve blocks in place; it can refuse
+    // a range that cannot possibly fit.
+    struct statvfs sv = StatFsFor(ns_.inode_count());
+    uint64_t unmapped = length - std::min<uint64_t>(length, node->extents.mapped_bytes());
+    if (unmapped > static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize) {
+      return Status::NoSpace("fallocate larger than free space");
+    }
   }
-  if (offset + length > node->size) {
-    CKPTFS_RETURN_IF_ERROR(Mutate(record::Truncate{ino, offset + length, NowNs()}));
+  if (!keep_size && offset + length > node->size) {
+    CKPTFS_RETURN_IF_ERROR(Mutate(record::Truncate{ino, offset + length, now}));
   }
   return Status::Ok();
 }
@@ -826,7 +879,12 @@ struct statvfs LogStructuredFs::StatFsFor(size_t inodes) const {
   SegmentUsage u = segments_.Usage();
   const uint64_t seg = sb_.segment_size;
   const uint64_t usable_segments = u.total - std::min(u.total, u.reserved + u.meta);
-  const uint64_t free_segments = u.free + u.pending_free - std::min(u.free + u.pending_free, u.reserved);
+  // Free segments of a sparse store that the filesystem under it has no
+  // room for are not free space.
+  const uint64_t unbacked = (device_->ProvisionShortfall() + seg - 1) / seg;
+  const uint64_t free_total = u.free + u.pending_free;
+  const uint64_t free_segments =
+      free_total - std::min(free_total, u.reserved + unbacked);
   struct statvfs sv {};
   sv.f_bsize = kBlockSize;
   sv.f_frsize = kBlockSize;
@@ -850,6 +908,7 @@ StoreStats LogStructuredFs::Stats() {
   s.segments_data = u.data;
   s.segments_meta = u.meta;
   s.segments_pending_free = u.pending_free;
+  s.backing_shortfall_bytes = device_->ProvisionShortfall();
   s.live_bytes = u.live_bytes;
   s.live_file_bytes = u.live_file_bytes;
   s.dead_bytes = u.data * sb_.segment_size - std::min<uint64_t>(u.data * sb_.segment_size, u.live_bytes);

@@ -57,6 +57,8 @@ class LogStructuredFs : public FileSystem {
   Result<struct stat> SetAttr(uint64_t ino, const AttrChange& change) override;
   Result<struct stat> Create(uint64_t parent, std::string_view name, uint32_t mode, uint32_t uid,
                              uint32_t gid) override;
+  Result<struct stat> Mknod(uint64_t parent, std::string_view name, uint32_t mode, uint64_t rdev,
+                            uint32_t uid, uint32_t gid) override;
   Result<struct stat> Mkdir(uint64_t parent, std::string_view name, uint32_t mode, uint32_t uid,
                             uint32_t gid) override;
   Result<struct stat> Symlink(uint64_t parent, std::string_view name, std::string_view target,
@@ -70,7 +72,8 @@ class LogStructuredFs : public FileSystem {
   Status OpenFile(uint64_t ino) override;
   void ReleaseFile(uint64_t ino) override;
   Result<size_t> Read(uint64_t ino, uint64_t offset, size_t size, char* buf) override;
-  Result<size_t> Write(uint64_t ino, uint64_t offset, const char* data, size_t size) override;
+  Result<size_t> Write(uint64_t ino, uint64_t offset, const char* data, size_t size,
+                       SetIdDrop drop_setid = SetIdDrop::kNone) override;
   Status Sync() override;
   Status Fallocate(uint64_t ino, int mode, uint64_t offset, uint64_t length) override;
   Status ReadDir(uint64_t ino, uint64_t cookie, bool plus, const DirFiller& fill) override;
@@ -90,10 +93,10 @@ class LogStructuredFs : public FileSystem {
                                  std::string_view target);
   // Frees `node` if nothing names or references it. Requires ns_mu_ exclusive.
   Status FreeIfUnused(Inode* node);
-  // FUSE_CAP_HANDLE_KILLPRIV: writing, truncating or chowning a file drops
-  // its setuid bit (and setgid when group-executable), as the kernel would.
-  static bool HasSetIdBits(uint32_t mode);
-  Status DropSetIdBits(uint64_t ino);  // requires ns_mu_ exclusive
+  // What `drop` clears of `node` (its new mode, and whether the file
+  // capability goes); nothing when it has nothing to clear.
+  static bool NeedsSetIdDrop(const Inode& node, SetIdDrop drop);
+  Status DropSetIdBits(uint64_t ino, SetIdDrop drop);  // requires ns_mu_ exclusive
   // Validates that `parent` is a live directory and `name` a legal new entry.
   Result<Inode*> WritableDir(uint64_t parent, std::string_view name);
   // Appends to the user stream, making room (commit, clean) when full.

@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <memory>
+#include <vector>
 #include <new>
 #include <string>
 
@@ -54,6 +55,36 @@ void ReplyEntry(fuse_req_t req, const Result<struct stat>& r) {
   if (!r.ok()) return ReplyStatus(req, r.status());
   fuse_entry_param e = EntryOf(req, *r);
   fuse_reply_entry(req, &e);
+}
+
+// Whether the caller is in group `gid` (its own or a supplementary one).
+bool CallerInGroup(fuse_req_t req, gid_t gid) {
+  if (fuse_req_ctx(req)->gid == gid) return true;
+  std::vector<gid_t> groups(64);
+  int n = fuse_req_getgroups(req, static_cast<int>(groups.size()), groups.data());
+  if (n > static_cast<int>(groups.size())) {
+    groups.resize(static_cast<size_t>(n));
+    n = fuse_req_getgroups(req, n, groups.data());
+  }
+  for (int i = 0; i < n && i < static_cast<int>(groups.size()); ++i) {
+    if (groups[static_cast<size_t>(i)] == gid) return true;
+  }
+  return false;
+}
+
+// What a write, truncate or chown clears of `ino`'s set-id bits, as the
+// kernel's setattr_should_drop_suidgid decides for ext4: `kill` says the
+// request must clear them at all; setgid then goes if group-executable,
+// or, without group-exec, if the caller is outside the file's group.
+SetIdDrop SetIdDropFor(fuse_req_t req, fuse_ino_t ino, bool kill) {
+  if (!kill) return SetIdDrop::kNone;
+  auto st = Fs(req).GetAttr(ino);
+  if (!st.ok() || !(st->st_mode & S_ISGID) || (st->st_mode & S_IXGRP)) {
+    return SetIdDrop::kSetuidExecSetgid;  // group membership cannot matter
+  }
+  const bool privileged = fuse_req_ctx(req)->uid == 0;
+  return privileged || CallerInGroup(req, st->st_gid) ? SetIdDrop::kSetuidExecSetgid
+                                                       : SetIdDrop::kSetuidSetgid;
 }
 
 void Init(void* userdata, fuse_conn_info* conn) {
@@ -126,6 +157,11 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse
     c.atime = attr->st_atim;
     c.mtime = attr->st_mtim;
     c.ctime = attr->st_ctim;
+    // A truncate clears set-id bits when the kernel says the caller lacks
+    // CAP_FSETID; a chown always does, whoever the caller (as on ext4).
+    const bool chown = c.set_uid || c.set_gid;
+    c.drop_setid =
+        SetIdDropFor(req, ino, chown || (c.set_size && KernelChannel::ServingRequestKillsSetId()));
     auto r = Fs(req).SetAttr(ino, c);
     if (!r.ok()) return ReplyStatus(req, r.status());
     fuse_reply_attr(req, &*r, Ctx(req).settings.attr_timeout);
@@ -142,12 +178,10 @@ void ReadLink(fuse_req_t req, fuse_ino_t ino) {
 
 void Mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
   Guard(req, FuseOp::kMknod, [&] {
+    // Device nodes are stored like any inode; whether they open devices is
+    // the mount's nodev (libfuse's default), the kernel's to enforce.
     const fuse_ctx* who = fuse_req_ctx(req);
-    if (!S_ISREG(mode) && !S_ISFIFO(mode) && !S_ISSOCK(mode)) {
-      // Device nodes on a checkpoint store are a mistake or an attack.
-      return (void)fuse_reply_err(req, EPERM);
-    }
-    ReplyEntry(req, Fs(req).Create(parent, name, mode, who->uid, who->gid));
+    ReplyEntry(req, Fs(req).Mknod(parent, name, mode, rdev, who->uid, who->gid));
   });
 }
 
@@ -218,7 +252,11 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_t 
            fuse_file_info*) {
   Guard(req, FuseOp::kWrite, [&] {
     Ctx(req).counters.CountWrite(size);
-    auto r = Fs(req).Write(ino, static_cast<uint64_t>(off), data, size);
+    // The kernel flags a write whose caller lacks CAP_FSETID; writes of its
+    // cache (writeback) never carry the flag, and a file with set-id bits
+    // is written through, so the writer's own write carries it.
+    const SetIdDrop drop = SetIdDropFor(req, ino, KernelChannel::ServingRequestKillsSetId());
+    auto r = Fs(req).Write(ino, static_cast<uint64_t>(off), data, size, drop);
     if (!r.ok()) return ReplyStatus(req, r.status());
     fuse_reply_write(req, *r);
   });

@@ -7,6 +7,7 @@
 #include <fuse_lowlevel.h>
 
 #include "fuse_counters.h"
+#include "kernel_channel.h"
 #include "util/buffer_pool.h"
 
 namespace ckptfs {
@@ -22,9 +23,13 @@ struct FuseSettings {
 // The FileSystem and settings the handlers reach through fuse_req_userdata.
 class FileSystem;
 struct FuseContext {
+  FuseContext(FileSystem* filesystem, const FuseSettings& fuse_settings)
+      : fs(filesystem), settings(fuse_settings) {}
+
   FileSystem* fs;
   FuseSettings settings;
   FuseCounters counters;
+  KernelChannel channel;
   // Read replies (at most max_read, 1 MiB), one per request in flight.
   BufferPool read_buffers{1 << 20, 32};
 };

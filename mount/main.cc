@@ -4,12 +4,14 @@
 // everything out before exiting 0.
 #include <dirent.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/sinks/syslog_sink.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include <climits>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -22,6 +24,8 @@
 #include "mount_config.h"
 #include "mountinfo.h"
 #include "read_ahead.h"
+#include "store_holder.h"
+#include "util/busy_retry.h"
 
 namespace {
 
@@ -78,6 +82,36 @@ void SetUpLogging(const ckptfs::MountConfig& config, bool foreground) {
   spdlog::set_default_logger(logger);
 }
 
+// The mount's source (fsname): the store's absolute path, so another
+// mount of the same store can find this one in mountinfo.
+std::string MountSource(const std::string& store) {
+  char resolved[PATH_MAX];
+  return std::string("ckptfs:") + (realpath(store.c_str(), resolved) ? resolved : store.c_str());
+}
+
+// Opens the store. One that is locked is refused at once if it is mounted,
+// and otherwise waited for: the previous daemon is still flushing it after
+// `fusermount3 -u`, which returns before the flush ends.
+ckptfs::Result<std::unique_ptr<ckptfs::FileSystem>> OpenStore(const ckptfs::MountConfig& config) {
+  const std::string& store = config.store_path;
+  return ckptfs::RetryWhileBusy(
+      [&] { return ckptfs::FileSystem::Open(store, config.mount); },
+      std::chrono::duration<double>(config.busy_wait_seconds),
+      [&](const ckptfs::Status& busy) {
+        if (auto at = ckptfs::MountPointOfSource(MountSource(store))) {
+          return ckptfs::Status::Busy(store + " is in use: mounted on " + *at);
+        }
+        const auto holder = ckptfs::FlockHolder(store);
+        std::fprintf(stderr,
+                     "ckptfs: %s is held by %s (a daemon still flushing it after an unmount, "
+                     "or an fsck); waiting up to %.0f s for it to let go (-o wait=S)\n",
+                     store.c_str(),
+                     holder ? ckptfs::DescribeProcess(*holder).c_str() : "another process",
+                     config.busy_wait_seconds);
+        return ckptfs::Status::Ok();
+      });
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
@@ -87,6 +121,14 @@ int main(int argc, char* argv[]) {
   // 850 MB resident, far over its budget. A fixed threshold maps and unmaps
   // them (184 MB after the same read).
   mallopt(M_MMAP_THRESHOLD, 128 << 10);
+  // libfuse's SIGTERM/SIGINT/SIGHUP handler ends the loop by interrupting
+  // the main thread's wait; taken by any other thread it only sets a flag
+  // nobody looks at, and the daemon hangs. So every thread the core starts
+  // inherits them blocked, and the main thread unblocks them for the loop.
+  sigset_t termination;
+  sigemptyset(&termination);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&termination, sig);
+  pthread_sigmask(SIG_BLOCK, &termination, nullptr);
   fuse_args args = FUSE_ARGS_INIT(argc, argv);
   ckptfs::MountConfig config;
   ckptfs::Status parsed = ckptfs::ParseMountConfig(&args, &config);
@@ -115,20 +157,27 @@ int main(int argc, char* argv[]) {
   }
   SetUpLogging(config, opts.foreground);
 
-  auto opened = ckptfs::FileSystem::Open(config.store_path, config.mount);
+  auto opened = OpenStore(config);
   if (!opened.ok()) {
     std::fprintf(stderr, "ckptfs: cannot mount %s: %s\n", config.store_path.c_str(),
                  opened.status().ToString().c_str());
     return 1;
   }
   std::unique_ptr<ckptfs::FileSystem> fs = std::move(opened).value();
+  if (const uint64_t shortfall = fs->Stats().backing_shortfall_bytes; shortfall > 0) {
+    std::fprintf(stderr,
+                 "ckptfs: warning: %s is a sparse file %.1f GiB larger than the free space left "
+                 "under it; writes past that fail with ENOSPC (df on the mount counts only what "
+                 "fits). mkfs.ckptfs preallocates unless given --sparse.\n",
+                 config.store_path.c_str(), static_cast<double>(shortfall) / (1ull << 30));
+  }
 
-  std::string fsname = "-ofsname=ckptfs:" + config.store_path;
+  std::string fsname = "-ofsname=" + MountSource(config.store_path);
   fuse_opt_add_arg(&args, "-odefault_permissions");
   fuse_opt_add_arg(&args, fsname.c_str());
   fuse_opt_add_arg(&args, "-osubtype=ckptfs");
 
-  ckptfs::FuseContext ctx{fs.get(), config.fuse, {}};
+  ckptfs::FuseContext ctx(fs.get(), config.fuse);
   fuse_lowlevel_ops ops = ckptfs::MakeFuseOperations();
   fuse_session* se = fuse_session_new(&args, &ops, sizeof(ops), &ctx);
   if (!se) {
@@ -136,9 +185,18 @@ int main(int argc, char* argv[]) {
     fuse_opt_free_args(&args);
     return 2;
   }
-  int rc = 1;
-  if (fuse_set_signal_handlers(se) == 0) {
-    if (fuse_session_mount(se, opts.mountpoint) == 0) {
+  // Why the mount never served, if it did not; libfuse has printed the
+  // details (say, that /dev/fuse cannot be opened).
+  std::string not_served;
+  int loop_rc = 0;
+  if (fuse_set_signal_handlers(se) != 0) {
+    not_served = "cannot install signal handlers";
+  } else {
+    if (fuse_session_mount(se, opts.mountpoint) != 0) {
+      not_served = std::string("cannot mount on ") + opts.mountpoint;
+    } else {
+      ckptfs::Status channel = ckptfs::KernelChannel::Install(se);
+      if (!channel.ok()) spdlog::warn("serving /dev/fuse through libfuse: {}", channel.ToString());
       if (config.read_ahead_kb > 0) {
         ckptfs::Status ra = ckptfs::SetMountReadAhead(opts.mountpoint, config.read_ahead_kb);
         if (!ra.ok()) spdlog::warn("readahead stays at the kernel default: {}", ra.ToString());
@@ -146,13 +204,14 @@ int main(int argc, char* argv[]) {
       fuse_daemonize(opts.foreground);
       fs->Start();
       spdlog::info("mounted {} on {}", config.store_path, opts.mountpoint);
+      pthread_sigmask(SIG_UNBLOCK, &termination, nullptr);
       if (opts.singlethread) {
-        rc = fuse_session_loop(se);
+        loop_rc = fuse_session_loop(se);
       } else {
         fuse_loop_config* loop = fuse_loop_cfg_create();
         fuse_loop_cfg_set_clone_fd(loop, opts.clone_fd);
         fuse_loop_cfg_set_max_threads(loop, opts.max_threads);
-        rc = fuse_session_loop_mt(se, loop);
+        loop_rc = fuse_session_loop_mt(se, loop);
         fuse_loop_cfg_destroy(loop);
       }
       fuse_session_unmount(se);
@@ -164,6 +223,11 @@ int main(int argc, char* argv[]) {
   fuse_opt_free_args(&args);
 
   ckptfs::Status closed = fs->Close();
+  if (!not_served.empty()) {
+    // Scripts and fstab must not take this for a mount.
+    std::fprintf(stderr, "ckptfs: %s: %s\n", config.store_path.c_str(), not_served.c_str());
+    return 1;
+  }
   if (!closed.ok()) {
     spdlog::error("flushing the store failed: {}", closed.ToString());
     return 1;
@@ -171,6 +235,6 @@ int main(int argc, char* argv[]) {
   spdlog::info("store flushed, exiting");
   // libfuse reports the signal that ended the loop; a stop by SIGTERM,
   // SIGINT or SIGHUP after a complete flush is a clean exit.
-  const bool stopped_by_signal = rc == SIGTERM || rc == SIGINT || rc == SIGHUP;
-  return rc == 0 || stopped_by_signal ? 0 : 1;
+  const bool stopped_by_signal = loop_rc == SIGTERM || loop_rc == SIGINT || loop_rc == SIGHUP;
+  return loop_rc == 0 || stopped_by_signal ? 0 : 1;
 }

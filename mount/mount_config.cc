@@ -27,6 +27,7 @@ struct RawOptions {
   char* compressors = nullptr;
   char* compress_backlog = nullptr;
   char* compress_when = nullptr;
+  char* wait = nullptr;
   int no_writeback_cache = 0;
   int nonempty = 0;
   int positional = 0;
@@ -48,6 +49,7 @@ const fuse_opt kOptionSpecs[] = {
     CKPTFS_OPT("compressors=%s", compressors),
     CKPTFS_OPT("compress_backlog=%s", compress_backlog),
     CKPTFS_OPT("compress_when=%s", compress_when),
+    CKPTFS_OPT("wait=%s", wait),
     CKPTFS_OPT("no_writeback_cache", no_writeback_cache),
     CKPTFS_OPT("nonempty", nonempty),
     // fstab lines carry atime policies; ckptfs never updates atime on read,
@@ -183,6 +185,10 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
                                 ": expected write or idle");
     return Status::Ok();
   });
+  take(raw.wait, [&](const char* v) -> Status {
+    CKPTFS_ASSIGN_OR_RETURN(config->busy_wait_seconds, ParseSeconds("wait", v));
+    return Status::Ok();
+  });
   take(raw.log_file, [&](const char* v) { config->log_file = v; return Status::Ok(); });
   take(raw.io, [&](const char* v) -> Status {
     if (std::strcmp(v, "uring") == 0) config->mount.use_uring = true;
@@ -214,7 +220,15 @@ const char* MountOptionsHelp() {
          "    -o no_writeback_cache  send every write to the daemon at once\n"
          "    -o log_level=LEVEL     trace, debug, info, warn, error, critical, off\n"
          "    -o log_file=PATH       log here instead of stderr/syslog\n"
-         "    -o nonempty            allow mounting over a non-empty directory\n";
+         "    -o nonempty            allow mounting over a non-empty directory\n"
+         "    -o wait=S              if the store is still held by a daemon flushing it after\n"
+         "                           an unmount, wait up to S seconds for it (default 60)\n"
+         "\n"
+         "fusermount3 -u returns once the kernel has let go of the mount, before the\n"
+         "daemon has written out what it buffers; the store stays locked until the\n"
+         "daemon exits. A new mount of the same store waits for that (-o wait=S), and\n"
+         "a script that needs the flush done waits for the daemon's pid or runs\n"
+         "ckptfs-fsck, which waits the same way.\n";
 }
 
 }  // namespace ckptfs

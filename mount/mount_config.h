@@ -18,6 +18,9 @@ struct MountConfig {
   std::string log_file;  // empty: stderr in the foreground, syslog when daemonized
   bool allow_nonempty = false;
   unsigned read_ahead_kb = 1024;  // 0 leaves the kernel's default
+  // How long to wait for a store still held by a daemon that is flushing
+  // it after an unmount (see RetryWhileBusy).
+  double busy_wait_seconds = 60;
 };
 
 // Parses and removes ckptfs's options from `args`. Invalid names the option.

@@ -1,4 +1,5 @@
-// MountDeviceAt implementation.
+// MountDeviceAt and MountPointOfSource: lines of /proc/self/mountinfo, as
+// "ID PARENT MAJ:MIN ROOT POINT OPTIONS [TAGS...] - FSTYPE SOURCE SUPEROPTIONS".
 #include "mountinfo.h"
 
 #include <climits>
@@ -38,6 +39,22 @@ std::optional<std::string> MountDeviceAt(const std::string& path) {
     if (Unescape(point) == resolved) device = dev;  // later lines are mounted on top
   }
   return device;
+}
+
+std::optional<std::string> MountPointOfSource(const std::string& source) {
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string id, parent, dev, root, point, word;
+    fields >> id >> parent >> dev >> root >> point;
+    while (fields >> word && word != "-") {
+    }
+    std::string fstype, mounted_source;
+    fields >> fstype >> mounted_source;
+    if (Unescape(mounted_source) == source) return Unescape(point);
+  }
+  return std::nullopt;
 }
 
 }  // namespace ckptfs

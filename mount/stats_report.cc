@@ -45,7 +45,8 @@ std::vector<Field> StoreFields(const StoreStats& s) {
           {"compress_pending_bytes", s.compress_pending_bytes},
           {"compress_waits", s.compress_waits},
           {"compress_skipped_runs", s.compress_skipped_runs},
-          {"runs_decoded", s.runs_decoded}};
+          {"runs_decoded", s.runs_decoded},
+          {"backing_shortfall_bytes", s.backing_shortfall_bytes}};
 }
 
 // File bytes per stored byte of what is live, in thousandths: the

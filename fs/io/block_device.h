@@ -27,6 +27,14 @@ class BlockDevice {
   virtual Status Flush() = 0;
   // Usable bytes, a multiple of kBlockSize.
   virtual uint64_t size() const = 0;
+  // Makes sure later writes to [offset, offset + len) cannot fail for want
+  // of space under the device: allocates a sparse file's blocks. NoSpace
+  // when the filesystem holding it is full. Nothing to do where nothing is
+  // sparse (block devices, memory).
+  virtual Status Provision(uint64_t offset, uint64_t len) { return Status::Ok(); }
+  // Bytes of the device with no blocks under them that could not get them
+  // now: how much of a sparse file exceeds the free space left under it.
+  virtual uint64_t ProvisionShortfall() const { return 0; }
 };
 
 struct DeviceOptions {

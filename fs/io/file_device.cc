@@ -7,6 +7,7 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -96,6 +97,31 @@ Status FileDevice::Write(uint64_t offset, const void* buf, size_t len) {
 Status FileDevice::Flush() {
   if (::fdatasync(fd_) != 0) return Status::IOError("fdatasync " + path_, errno);
   return Status::Ok();
+}
+
+Status FileDevice::Provision(uint64_t offset, uint64_t len) {
+  // On blocks already allocated (a preallocated store, a segment written
+  // before) this changes nothing and costs a walk of the extent tree.
+  if (::fallocate(fd_, 0, static_cast<off_t>(offset), static_cast<off_t>(len)) == 0) {
+    return Status::Ok();
+  }
+  const int err = errno;
+  if (err == ENOSPC || err == EDQUOT) {
+    return Status::NoSpace("the filesystem holding " + path_ + " is full");
+  }
+  // A block device, or a filesystem without fallocate: nothing to reserve.
+  if (err == EOPNOTSUPP || err == ENODEV) return Status::Ok();
+  return Status::IOError("fallocate " + path_, err);
+}
+
+uint64_t FileDevice::ProvisionShortfall() const {
+  struct stat st;
+  struct statvfs under;
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode) || ::fstatvfs(fd_, &under) != 0) return 0;
+  const uint64_t allocated = static_cast<uint64_t>(st.st_blocks) * 512;
+  const uint64_t holes = size_ > allocated ? size_ - allocated : 0;
+  const uint64_t room = static_cast<uint64_t>(under.f_bavail) * under.f_frsize;
+  return holes > room ? holes - room : 0;
 }
 
 Result<std::unique_ptr<BlockDevice>> OpenDevice(const std::string& path,

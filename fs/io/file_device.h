@@ -20,6 +20,8 @@ class FileDevice : public BlockDevice {
   Status Write(uint64_t offset, const void* buf, size_t len) override;
   Status Flush() override;
   uint64_t size() const override { return size_; }
+  Status Provision(uint64_t offset, uint64_t len) override;
+  uint64_t ProvisionShortfall() const override;
 
   int fd() const { return fd_; }
   const std::string& path() const { return path_; }

@@ -21,6 +21,8 @@ class UringDevice : public BlockDevice {
   Status Write(uint64_t offset, const void* buf, size_t len) override;
   Status Flush() override { return file_->Flush(); }
   uint64_t size() const override { return file_->size(); }
+  Status Provision(uint64_t offset, uint64_t len) override { return file_->Provision(offset, len); }
+  uint64_t ProvisionShortfall() const override { return file_->ProvisionShortfall(); }
 
  private:
   // A ring is used by one thread at a time: callers borrow one from the pool,

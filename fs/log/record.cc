@@ -1,6 +1,9 @@
-// Record encoding and decoding; the type numbers are the variant's indices
-// plus one, so the order in record.h's variant is part of the format.
+// Record encoding and decoding. Each record struct has its type number
+// written out below (kRecordType): the numbers are the format, and nothing
+// else (the variant's order, say) may decide them.
 #include "log/record.h"
+
+#include <utility>
 
 #include "compress/extent_codec.h"
 #include "util/coding.h"
@@ -8,8 +11,37 @@
 namespace ckptfs {
 namespace {
 
-// Past the variant's types; see record.h.
+template <typename T>
+constexpr uint8_t kRecordType = 0;
+template <> constexpr uint8_t kRecordType<record::CreateInode> = 1;
+template <> constexpr uint8_t kRecordType<record::Link> = 2;
+template <> constexpr uint8_t kRecordType<record::Unlink> = 3;
+template <> constexpr uint8_t kRecordType<record::Rename> = 4;
+template <> constexpr uint8_t kRecordType<record::SetAttr> = 5;
+template <> constexpr uint8_t kRecordType<record::Truncate> = 6;
+template <> constexpr uint8_t kRecordType<record::WriteExtent> = 7;  // raw runs; 13 compressed
+template <> constexpr uint8_t kRecordType<record::SetXattr> = 8;
+template <> constexpr uint8_t kRecordType<record::RemoveXattr> = 9;
+template <> constexpr uint8_t kRecordType<record::FreeInode> = 10;
+template <> constexpr uint8_t kRecordType<record::NextSegment> = 11;
+template <> constexpr uint8_t kRecordType<record::NextInode> = 12;
 constexpr uint8_t kCompressedWriteExtentType = 13;
+template <> constexpr uint8_t kRecordType<record::PunchHole> = 14;
+
+// Every alternative has a number of its own, none of them 0 or 13.
+template <size_t... I>
+constexpr bool TypesAreDistinct(std::index_sequence<I...>) {
+  constexpr uint8_t types[] = {kRecordType<std::variant_alternative_t<I, Record>>...};
+  for (size_t a = 0; a < sizeof...(I); ++a) {
+    if (types[a] == 0 || types[a] == kCompressedWriteExtentType) return false;
+    for (size_t b = a + 1; b < sizeof...(I); ++b) {
+      if (types[a] == types[b]) return false;
+    }
+  }
+  return true;
+}
+static_assert(TypesAreDistinct(std::make_index_sequence<std::variant_size_v<Record>>()),
+              "every record type needs its own number in kRecordType");
 
 struct BodyEncoder {
   Encoder& e;
@@ -40,6 +72,9 @@ struct BodyEncoder {
   void operator()(const record::FreeInode& r) { e.U64(r.ino); }
   void operator()(const record::NextSegment& r) { e.U32(r.segment); }
   void operator()(const record::NextInode& r) { e.U64(r.next); }
+  void operator()(const record::PunchHole& r) {
+    e.U64(r.ino); e.U64(r.offset); e.U64(r.length); e.I64(r.time_ns);
+  }
 };
 
 template <typename T>
@@ -98,18 +133,24 @@ template <>
 bool DecodeBody(Decoder& d, record::NextSegment* r) { return d.U32(&r->segment); }
 template <>
 bool DecodeBody(Decoder& d, record::NextInode* r) { return d.U64(&r->next); }
+template <>
+bool DecodeBody(Decoder& d, record::PunchHole* r) {
+  return d.U64(&r->ino) && d.U64(&r->offset) && d.U64(&r->length) && d.I64(&r->time_ns);
+}
 
-template <size_t I>
-Result<Record> DecodeAlternative(size_t index, Decoder& d) {
+// Decodes a body of the alternative whose number is `type`.
+template <size_t I = 0>
+Result<Record> DecodeAlternative(uint8_t type, Decoder& d) {
   if constexpr (I < std::variant_size_v<Record>) {
-    if (index == I) {
-      std::variant_alternative_t<I, Record> r{};
+    using T = std::variant_alternative_t<I, Record>;
+    if (type == kRecordType<T>) {
+      T r{};
       if (!DecodeBody(d, &r) || !d.empty()) return Status::Corruption("malformed log record body");
       return Record(std::move(r));
     }
-    return DecodeAlternative<I + 1>(index, d);
+    return DecodeAlternative<I + 1>(type, d);
   } else {
-    return Status::Corruption("unknown log record type " + std::to_string(index + 1));
+    return Status::Corruption("unknown log record type " + std::to_string(type));
   }
 }
 
@@ -121,8 +162,9 @@ void EncodeRecord(const Record& r, std::string* out) {
   std::visit(BodyEncoder{be}, r);
   Encoder e(out);
   const auto* write = std::get_if<record::WriteExtent>(&r);
-  e.U8(write && write->phys.compressed() ? kCompressedWriteExtentType
-                                         : static_cast<uint8_t>(r.index() + 1));
+  const uint8_t type =
+      std::visit([](const auto& rec) { return kRecordType<std::decay_t<decltype(rec)>>; }, r);
+  e.U8(write && write->phys.compressed() ? kCompressedWriteExtentType : type);
   e.Bytes(body);
 }
 
@@ -141,7 +183,7 @@ Result<Record> DecodeRecord(std::string_view* in) {
     }
     return Record(w);
   }
-  return DecodeAlternative<0>(type - 1, bd);
+  return DecodeAlternative(type, bd);
 }
 
 }  // namespace ckptfs

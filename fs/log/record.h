@@ -23,6 +23,9 @@
 //   11 NextSegment segment u32 (log chain only; never reaches the namespace)
 //   12 NextInode   next u64 (the inode counter, so numbers stay unique
 //                  across a compaction that drops freed inodes)
+//   14 PunchHole   ino u64, offset u64, length u64, time (unmaps the range;
+//                  the size stays)
+// The type numbers are fixed in record.cc (kRecordType), one per struct.
 #pragma once
 
 #include <cstdint>
@@ -141,13 +144,19 @@ struct NextSegment {
 struct NextInode {
   uint64_t next;
 };
+struct PunchHole {
+  uint64_t ino;
+  uint64_t offset;
+  uint64_t length;
+  int64_t time_ns;
+};
 
 }  // namespace record
 
 using Record = std::variant<record::CreateInode, record::Link, record::Unlink, record::Rename,
                             record::SetAttr, record::Truncate, record::WriteExtent,
                             record::SetXattr, record::RemoveXattr, record::FreeInode,
-                            record::NextSegment, record::NextInode>;
+                            record::NextSegment, record::NextInode, record::PunchHole>;
 
 // Appends the encoding of `r` (type, length, body) to `out`.
 void EncodeRecord(const Record& r, std::string* out);

@@ -56,6 +56,13 @@ void ExtentMap::Insert(uint64_t offset, const MappedExtent& extent, const Releas
   Add(offset, extent);
 }
 
+void ExtentMap::PunchHole(uint64_t offset, uint64_t length, const ReleaseFn& release) {
+  const uint64_t end = length > std::numeric_limits<uint64_t>::max() - offset
+                           ? std::numeric_limits<uint64_t>::max()
+                           : offset + length;
+  Punch(offset, end, release);
+}
+
 void ExtentMap::Truncate(uint64_t size, const ReleaseFn& release) {
   Punch(size, std::numeric_limits<uint64_t>::max(), release);
 }

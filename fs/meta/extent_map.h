@@ -40,6 +40,8 @@ class ExtentMap {
   void Insert(uint64_t offset, const MappedExtent& extent, const ReleaseFn& release);
   // Drops every byte at or beyond `size`.
   void Truncate(uint64_t size, const ReleaseFn& release);
+  // Unmaps [offset, offset + length): a hole that reads as zeros.
+  void PunchHole(uint64_t offset, uint64_t length, const ReleaseFn& release);
   // Drops everything (the file is being freed).
   void Clear(const ReleaseFn& release) { Truncate(0, release); }
 

@@ -106,6 +106,7 @@ Status Namespace::Apply(const Record& r) {
         else if constexpr (std::is_same_v<T, record::Rename>) return ApplyRename(rec);
         else if constexpr (std::is_same_v<T, record::SetAttr>) return ApplySetAttr(rec);
         else if constexpr (std::is_same_v<T, record::Truncate>) return ApplyTruncate(rec);
+        else if constexpr (std::is_same_v<T, record::PunchHole>) return ApplyPunchHole(rec);
         else if constexpr (std::is_same_v<T, record::WriteExtent>) return ApplyWriteExtent(rec);
         else if constexpr (std::is_same_v<T, record::SetXattr>) return ApplySetXattr(rec);
         else if constexpr (std::is_same_v<T, record::RemoveXattr>) return ApplyRemoveXattr(rec);
@@ -237,6 +238,14 @@ Status Namespace::ApplyTruncate(const record::Truncate& r) {
   if (!node->is_regular()) return Status::Corruption("truncate of a non-regular inode");
   if (r.size < node->size) node->extents.Truncate(r.size, Releaser());
   node->size = r.size;
+  node->mtime_ns = node->ctime_ns = r.time_ns;
+  return Status::Ok();
+}
+
+Status Namespace::ApplyPunchHole(const record::PunchHole& r) {
+  CKPTFS_ASSIGN_OR_RETURN(Inode * node, Need(r.ino, "punch hole"));
+  if (!node->is_regular()) return Status::Corruption("hole punched in a non-regular inode");
+  node->extents.PunchHole(r.offset, r.length, Releaser());
   node->mtime_ns = node->ctime_ns = r.time_ns;
   return Status::Ok();
 }

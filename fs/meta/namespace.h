@@ -58,6 +58,7 @@ class Namespace {
   Status ApplyRename(const record::Rename& r);
   Status ApplySetAttr(const record::SetAttr& r);
   Status ApplyTruncate(const record::Truncate& r);
+  Status ApplyPunchHole(const record::PunchHole& r);
   Status ApplyWriteExtent(const record::WriteExtent& r);
   Status ApplySetXattr(const record::SetXattr& r);
   Status ApplyRemoveXattr(const record::RemoveXattr& r);

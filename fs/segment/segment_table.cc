@@ -7,11 +7,20 @@
 
 namespace ckptfs {
 
-SegmentTable::SegmentTable(const Superblock& sb)
+namespace {
+
+// How long a segment the filesystem under the store had no room for is left
+// alone before it is asked for again (someone may have freed space there).
+constexpr auto kUnprovisionedRetry = std::chrono::seconds(10);
+
+}  // namespace
+
+SegmentTable::SegmentTable(const Superblock& sb, Provisioner provision)
     : segment_size_(sb.segment_size),
       data_start_(sb.data_start),
       meta_reserve_(std::max<uint32_t>(2, sb.segment_count / 64)),
       clean_reserve_(std::max<uint32_t>(2, sb.segment_count / 128)),
+      provision_(std::move(provision)),
       segments_(sb.segment_count) {}
 
 void SegmentTable::FinishReplay(const std::vector<uint32_t>& meta_segments) {
@@ -33,20 +42,41 @@ void SegmentTable::FinishReplay(const std::vector<uint32_t>& meta_segments) {
 }
 
 Result<uint32_t> SegmentTable::TakeFreeLocked(uint32_t keep_free, SegmentState as) {
-  if (free_count_ <= keep_free) {
-    return Status::NoSpace("no free segment (" + std::to_string(free_count_) + " free, " +
-                           std::to_string(keep_free) + " reserved for metadata)");
+  const auto now = std::chrono::steady_clock::now();
+  if (unprovisioned_count_ > 0 && now - unprovisioned_since_ >= kUnprovisionedRetry) {
+    for (Info& info : segments_) info.unprovisioned = false;
+    unprovisioned_count_ = 0;
   }
   const uint32_t n = static_cast<uint32_t>(segments_.size());
   for (uint32_t step = 1; step <= n; ++step) {
-    uint32_t s = (cursor_ + step) % n;
-    if (segments_[s].state == SegmentState::kFree) {
-      segments_[s] = Info{};
-      segments_[s].state = as;
-      --free_count_;
-      cursor_ = s;
-      return s;
+    // Segments the filesystem under the store has no room for are not free
+    // to anyone, reserves included.
+    const uint32_t usable = free_count_ - unprovisioned_count_;
+    if (usable <= keep_free) {
+      return Status::NoSpace("no free segment (" + std::to_string(usable) + " free, " +
+                             std::to_string(keep_free) + " reserved" +
+                             (unprovisioned_count_ ? ", " + std::to_string(unprovisioned_count_) +
+                                                         " with no room under the sparse store"
+                                                   : std::string()) +
+                             ")");
     }
+    const uint32_t s = (cursor_ + step) % n;
+    Info& info = segments_[s];
+    if (info.state != SegmentState::kFree || info.unprovisioned) continue;
+    if (provision_) {
+      Status provisioned = provision_(s);
+      if (provisioned.IsNoSpace()) {
+        info.unprovisioned = true;
+        if (unprovisioned_count_++ == 0) unprovisioned_since_ = now;
+        continue;
+      }
+      CKPTFS_RETURN_IF_ERROR(provisioned);
+    }
+    info = Info{};
+    info.state = as;
+    --free_count_;
+    cursor_ = s;
+    return s;
   }
   return Status::NoSpace("free count says free, table says none");  // unreachable
 }

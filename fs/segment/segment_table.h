@@ -10,6 +10,8 @@
 #pragma once
 
 #include <cstdint>
+#include <chrono>
+#include <functional>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -45,7 +47,12 @@ struct SegmentSummary {
 
 class SegmentTable : public SpaceObserver {
  public:
-  explicit SegmentTable(const Superblock& sb);
+  // Called for a free segment before it is handed out, so writes to it
+  // cannot fail for want of space under a sparse store (BlockDevice::
+  // Provision). NoSpace skips the segment; other errors fail the allocation.
+  using Provisioner = std::function<Status(uint32_t segment)>;
+
+  explicit SegmentTable(const Superblock& sb, Provisioner provision = nullptr);
 
   // Replay protocol: references are counted while the log replays, then
   // FinishReplay marks the log's segments as metadata and every data segment
@@ -110,6 +117,9 @@ class SegmentTable : public SpaceObserver {
     uint64_t live = 0;
     uint64_t died_seq = 0;
     uint64_t written_seq = 0;  // write_seq_ when the data log let go of it
+    // Free, but the filesystem under a sparse store had no room for it when
+    // last asked (Provisioner); skipped until kUnprovisionedRetry passes.
+    bool unprovisioned = false;
   };
   void MaybeRetireLocked(uint32_t segment);
   uint32_t PendingReserveSegmentsLocked() const;
@@ -119,6 +129,7 @@ class SegmentTable : public SpaceObserver {
   const uint64_t data_start_;
   const uint32_t meta_reserve_;
   const uint32_t clean_reserve_;
+  const Provisioner provision_;
 
   mutable std::mutex mu_;  // guards everything below
   std::vector<Info> segments_;
@@ -129,6 +140,8 @@ class SegmentTable : public SpaceObserver {
   uint64_t pending_reserved_ = 0;  // bytes promised by ReservePending
   std::unordered_map<uint64_t, uint64_t> compressed_refs_;  // by run address
   uint64_t write_seq_ = 0;
+  uint32_t unprovisioned_count_ = 0;  // free segments marked unprovisioned
+  std::chrono::steady_clock::time_point unprovisioned_since_;
 };
 
 }  // namespace ckptfs

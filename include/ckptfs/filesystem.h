@@ -3,7 +3,7 @@
 // Inode-number based, like the FUSE low-level API, but with no FUSE types:
 // errors are Status values and the edge maps them to errno. Every method is
 // thread-safe. Lookup-style calls (Lookup, Create, Mkdir, Mknod, Symlink,
-// Link, and each entry ReadDirPlus returns) add one kernel reference to the
+// Mknod, Link, and each entry ReadDirPlus returns) add one kernel reference to the
 // returned inode; Forget drops them. An inode with no names left is freed
 // when its last reference and open handle are gone.
 #pragma once
@@ -23,6 +23,16 @@
 
 namespace ckptfs {
 
+// What a write, truncate or chown clears of a regular file's set-id bits
+// and file capability. The kernel leaves this to the filesystem
+// (FUSE_HANDLE_KILLPRIV_V2) and the FUSE edge decides it from the request,
+// as the kernel's setattr_should_drop_suidgid would for ext4.
+enum class SetIdDrop : uint8_t {
+  kNone,              // a caller with CAP_FSETID, or the kernel flushing its cache
+  kSetuidExecSetgid,  // setuid, setgid if group-executable, security.capability
+  kSetuidSetgid,      // setuid and setgid (the caller is outside the file's group), capability
+};
+
 // Which attributes SetAttr changes; the rest of the struct is ignored.
 struct AttrChange {
   bool set_mode = false, set_uid = false, set_gid = false, set_size = false;
@@ -30,6 +40,8 @@ struct AttrChange {
   // With the writeback cache the kernel keeps ctime itself and sends it.
   bool set_ctime = false;
   bool atime_now = false, mtime_now = false;  // use the current time
+  // Applied unless the change sets the mode (chmod decides the bits itself).
+  SetIdDrop drop_setid = SetIdDrop::kNone;
   uint32_t mode = 0, uid = 0, gid = 0;
   uint64_t size = 0;
   struct timespec atime {};
@@ -74,6 +86,9 @@ struct StoreStats {
   uint64_t compress_waits = 0;          // writes that waited for compressor memory
   uint64_t compress_skipped_runs = 0;   // stored raw at once: compressors behind (backlog=raw)
   uint64_t runs_decoded = 0;            // compressed runs decoded for reads
+  // A sparse store file larger than the free space under it: the bytes
+  // of it that cannot be written now (0 for a preallocated store).
+  uint64_t backing_shortfall_bytes = 0;
 };
 
 class FileSystem {
@@ -104,6 +119,11 @@ class FileSystem {
 
   virtual Result<struct stat> Create(uint64_t parent, std::string_view name, uint32_t mode,
                                      uint32_t uid, uint32_t gid) = 0;
+  // A regular file, FIFO, socket, or character or block device (`rdev`,
+  // as makedev(3) packs it); what the node may be used for is the mount's
+  // business (nodev).
+  virtual Result<struct stat> Mknod(uint64_t parent, std::string_view name, uint32_t mode,
+                                    uint64_t rdev, uint32_t uid, uint32_t gid) = 0;
   virtual Result<struct stat> Mkdir(uint64_t parent, std::string_view name, uint32_t mode,
                                     uint32_t uid, uint32_t gid) = 0;
   virtual Result<struct stat> Symlink(uint64_t parent, std::string_view name,
@@ -121,10 +141,16 @@ class FileSystem {
   virtual void ReleaseFile(uint64_t ino) = 0;
   // Returns the bytes read (short at end of file).
   virtual Result<size_t> Read(uint64_t ino, uint64_t offset, size_t size, char* buf) = 0;
-  virtual Result<size_t> Write(uint64_t ino, uint64_t offset, const char* data, size_t size) = 0;
+  // `drop_setid`: what the write clears first (see SetIdDrop).
+  virtual Result<size_t> Write(uint64_t ino, uint64_t offset, const char* data, size_t size,
+                               SetIdDrop drop_setid = SetIdDrop::kNone) = 0;
   // Makes everything written so far (all files, all metadata) durable.
   virtual Status Sync() = 0;
-  // mode 0 only: extends the file to offset + length if shorter.
+  // fallocate(2): mode 0 extends the file to offset + length if shorter;
+  // FALLOC_FL_KEEP_SIZE leaves the size; FALLOC_FL_PUNCH_HOLE|KEEP_SIZE and
+  // FALLOC_FL_ZERO_RANGE unmap the range (its space is freed, reads return
+  // zeros). Other modes are NotSupported. No space is reserved: a
+  // log-structured store writes elsewhere every time.
   virtual Status Fallocate(uint64_t ino, int mode, uint64_t offset, uint64_t length) = 0;
 
   // Lists entries after `cookie` (0 starts with "." and ".."). With `plus`

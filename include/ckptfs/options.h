@@ -8,11 +8,15 @@ namespace ckptfs {
 
 struct FormatOptions {
   // Bytes to format; 0 means the whole existing file or device. A regular
-  // file is created or grown (sparse) to this size.
+  // file is created or grown to this size.
   uint64_t size = 0;
   uint64_t segment_size = 32ull << 20;
   // Overwrite a store that already holds a ckptfs superblock.
   bool force = false;
+  // Leave a regular file sparse instead of allocating all of it: its blocks
+  // are then taken as segments are first used, and writes fail with ENOSPC
+  // once the filesystem under it is full (the mount stays up).
+  bool sparse = false;
 };
 
 struct MountOptions {

@@ -3,6 +3,7 @@
 #include "ckptfs/filesystem.h"
 
 #include <gtest/gtest.h>
+#include <linux/falloc.h>
 #include <linux/fs.h>
 #include <sys/xattr.h>
 #include <stdlib.h>
@@ -210,6 +211,44 @@ TEST_F(FileSystemTest, SpaceOfDeletedFilesIsReused) {
   // Everything was deleted: all but the segments the open buffers and
   // the last deletions still hold is free again.
   EXPECT_GE(sv.f_bfree * sv.f_frsize + (8ull << 20), sv.f_blocks * sv.f_frsize);
+}
+
+TEST_F(FileSystemTest, FallocateModesPunchZeroAndKeepTheSize) {
+  Format(64 << 20);
+  Mount();
+  const std::string data = Random(3 << 20, 5);
+  const uint64_t ino = MakeFile("f", data);
+  std::string want = data;
+  // Punch a hole in the middle, zero a range at the end and past it, keep
+  // the size with a keep-size allocation beyond the end.
+  ASSERT_TRUE(fs_->Fallocate(ino, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 4096, 1 << 20).ok());
+  want.replace(4096, 1 << 20, 1 << 20, '\0');
+  ASSERT_TRUE(fs_->Fallocate(ino, FALLOC_FL_ZERO_RANGE, (3 << 20) - 100, 1000).ok());
+  want.replace((3 << 20) - 100, 100, 100, '\0');
+  want.resize((3 << 20) + 900, '\0');
+  ASSERT_TRUE(fs_->Fallocate(ino, FALLOC_FL_KEEP_SIZE, 0, 8 << 20).ok());
+  ASSERT_TRUE(fs_->Fallocate(ino, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, 10 << 20, 4096).ok());
+  EXPECT_EQ(fs_->GetAttr(ino)->st_size, static_cast<off_t>(want.size()));
+  EXPECT_EQ(ReadAll(ino), want);
+  // Modes that need data moved in place are refused.
+  EXPECT_EQ(fs_->Fallocate(ino, FALLOC_FL_PUNCH_HOLE, 0, 4096).code(), Status::Code::kNotSupported);
+  EXPECT_EQ(fs_->Fallocate(ino, FALLOC_FL_COLLAPSE_RANGE, 0, 4096).code(), Status::Code::kNotSupported);
+  Remount();
+  EXPECT_EQ(ReadAll(ino), want);
+}
+
+TEST_F(FileSystemTest, APunchedHoleFreesItsSpace) {
+  Format(64 << 20);
+  Mount();
+  const uint64_t ino = MakeFile("f", Random(16 << 20, 6));
+  ASSERT_TRUE(fs_->Sync().ok());
+  const uint64_t live_before = fs_->Stats().live_bytes;
+  ASSERT_TRUE(fs_->Fallocate(ino, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 16 << 20).ok());
+  ASSERT_TRUE(fs_->Sync().ok());
+  EXPECT_GE(live_before, 16u << 20);
+  EXPECT_EQ(fs_->Stats().live_bytes, 0u);
+  EXPECT_EQ(fs_->GetAttr(ino)->st_size, 16 << 20);
+  EXPECT_EQ(ReadAll(ino), std::string(16 << 20, '\0'));
 }
 
 TEST_F(FileSystemTest, XattrsFollowCreateReplaceFlags) {

@@ -23,7 +23,33 @@ std::vector<Record> AllKinds() {
       record::FreeInode{5},
       record::NextSegment{9},
       record::NextInode{12345},
+      record::PunchHole{5, 4096, 8192, 132},
   };
+}
+
+// The type byte of each record is the format: fixed numbers, whatever the
+// order of the variant in record.h.
+TEST(Record, TypeNumbersArePinned) {
+  const uint8_t want[] = {1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14};
+  auto kinds = AllKinds();
+  ASSERT_EQ(kinds.size(), sizeof want);
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    std::string encoded;
+    EncodeRecord(kinds[i], &encoded);
+    EXPECT_EQ(static_cast<uint8_t>(encoded[0]), want[i]) << "record " << i;
+  }
+}
+
+TEST(Record, PunchHoleGoldenBytes) {
+  std::string encoded;
+  EncodeRecord(record::PunchHole{5, 4096, 8192, 130}, &encoded);
+  const std::string want =
+      std::string("\x0e\x20\x00\x00\x00", 5) +                  // type 14, body of 32 bytes
+      std::string("\x05\x00\x00\x00\x00\x00\x00\x00", 8) +   // ino
+      std::string("\x00\x10\x00\x00\x00\x00\x00\x00", 8) +   // offset 4096
+      std::string("\x00\x20\x00\x00\x00\x00\x00\x00", 8) +   // length 8192
+      std::string("\x82\x00\x00\x00\x00\x00\x00\x00", 8);    // time 130
+  EXPECT_EQ(encoded, want);
 }
 
 TEST(Record, RoundTripEveryKind) {

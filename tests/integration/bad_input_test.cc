@@ -106,17 +106,8 @@ TEST_F(MountedSmallStore, SecondMountOfTheSameStoreIsRefused) {
 TEST_F(MountedSmallStore, FullDeviceGivesEnospcKeepsOtherFilesAndRecovers) {
   std::string keep = Random(8 << 20, 2);
   ASSERT_TRUE(WriteFile(P("keep"), keep, true));
-  // Far more than fits: the error surfaces on write, fsync or close.
-  int fd = open(P("hog").c_str(), O_WRONLY | O_CREAT, 0644);
-  ASSERT_GE(fd, 0);
-  std::string chunk = Random(1 << 20, 3);
-  int err = 0;
-  for (int i = 0; i < 200 && err == 0; ++i) {
-    if (write(fd, chunk.data(), chunk.size()) < 0) err = errno;
-  }
-  if (err == 0 && fsync(fd) != 0) err = errno;
-  if (close(fd) != 0 && err == 0) err = errno;
-  EXPECT_EQ(err, ENOSPC);
+  // Far more than fits.
+  EXPECT_EQ(WriteUntilError(P("hog"), Random(1 << 20, 3), 200), ENOSPC);
   EXPECT_EQ(ReadFile(P("keep")), keep);
 
   ASSERT_EQ(unlink(P("hog").c_str()), 0);

@@ -56,6 +56,21 @@ inline bool WriteFile(const std::string& path, const std::string& data, bool fsy
   return close(fd) == 0 && ok;
 }
 
+// Appends `chunk` to a new file `path` up to `times` times, then fsyncs and
+// closes it; returns the first errno any of that met (0 if none). Filling a
+// store reports ENOSPC on a write, the fsync or the close.
+inline int WriteUntilError(const std::string& path, const std::string& chunk, int times) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT, 0644);
+  if (fd < 0) return errno;
+  int err = 0;
+  for (int i = 0; i < times && err == 0; ++i) {
+    if (write(fd, chunk.data(), chunk.size()) < 0) err = errno;
+  }
+  if (err == 0 && fsync(fd) != 0) err = errno;
+  if (close(fd) != 0 && err == 0) err = errno;
+  return err;
+}
+
 inline std::string ReadFile(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY);
   if (fd < 0) return "<open failed: " + std::string(strerror(errno)) + ">";

@@ -1,15 +1,19 @@
 // fsx-style stress through the mount: threads create, write, overwrite,
-// truncate, rename and delete files at random and every read is checked
-// against an in-memory model of what each file must contain. The run length
+// truncate, fallocate (extend, keep-size, punch hole, zero range), write and
+// read through mmap, rename and delete files at random, and every read is
+// checked against an in-memory model of what each file must contain. The run length
 // is CKPTFS_STRESS_SECONDS (default 15); operation counts are printed.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/falloc.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -68,7 +72,7 @@ class StressTest : public MountedTest {
       return;
     }
     std::string& model = w.model[slot];
-    if (op < 35) {  // pwrite at a random offset, possibly extending
+    if (op < 30) {  // pwrite at a random offset, possibly extending
       size_t off = w.rng() % (model.size() + 65536);
       size_t len = 1 + w.rng() % (512 << 10);
       std::string data(len, '\0');
@@ -80,7 +84,7 @@ class StressTest : public MountedTest {
       }
       if (model.size() < off + len) model.resize(off + len, '\0');
       model.replace(off, len, data);
-    } else if (op < 65) {  // read a random range and compare
+    } else if (op < 55) {  // read a random range and compare
       size_t off = model.empty() ? 0 : w.rng() % model.size();
       size_t len = 1 + w.rng() % (1 << 20);
       std::string got(len, '\0');
@@ -93,16 +97,57 @@ class StressTest : public MountedTest {
         return Fail(w, "MISMATCH reading " + path + " at " + std::to_string(off));
       }
       w.bytes_checked += want;
-    } else if (op < 78) {  // truncate up or down
+    } else if (op < 65) {  // truncate up or down
       size_t size = w.rng() % (model.size() + (1 << 20));
       if (truncate(path.c_str(), static_cast<off_t>(size)) != 0) return Fail(w, "truncate " + path);
       model.resize(size, '\0');
-    } else if (op < 88) {  // rename away and back (replacing nothing)
+    } else if (op < 73) {  // fallocate, each mode
+      static constexpr int kModes[] = {0, FALLOC_FL_KEEP_SIZE,
+                                       FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                                       FALLOC_FL_ZERO_RANGE,
+                                       FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE};
+      const int mode = kModes[w.rng() % 5];
+      const size_t off = w.rng() % (model.size() + 65536);
+      const size_t len = 1 + w.rng() % (768 << 10);
+      int fd = open(path.c_str(), O_WRONLY);
+      if (fd < 0 || fallocate(fd, mode, static_cast<off_t>(off), static_cast<off_t>(len)) != 0 ||
+          close(fd) != 0) {
+        return Fail(w, "fallocate mode " + std::to_string(mode) + " " + path);
+      }
+      if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) {
+        const size_t end = std::min(off + len, model.size());
+        if (off < end) model.replace(off, end - off, end - off, '\0');
+      }
+      if (!(mode & FALLOC_FL_KEEP_SIZE) && model.size() < off + len) model.resize(off + len, '\0');
+    } else if (op < 79) {  // write a range through a shared mapping, then read it back by mmap
+      if (model.empty()) return;
+      const size_t off = w.rng() % model.size();
+      const size_t len = 1 + w.rng() % std::min<size_t>(model.size() - off, 256 << 10);
+      std::string data(len, '\0');
+      for (auto& c : data) c = static_cast<char>(w.rng());
+      int fd = open(path.c_str(), O_RDWR);
+      void* map = fd < 0 ? MAP_FAILED
+                         : mmap(nullptr, model.size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      if (map == MAP_FAILED) {
+        if (fd >= 0) close(fd);
+        return Fail(w, "mmap " + path);
+      }
+      char* bytes = static_cast<char*>(map);
+      std::memcpy(bytes + off, data.data(), len);
+      model.replace(off, len, data);
+      const bool synced = msync(map, model.size(), MS_SYNC) == 0;
+      const bool same = std::memcmp(bytes, model.data(), model.size()) == 0;
+      munmap(map, model.size());
+      close(fd);
+      if (!synced) return Fail(w, "msync " + path);
+      if (!same) return Fail(w, "MISMATCH reading " + path + " through mmap");
+      w.bytes_checked += model.size();
+    } else if (op < 87) {  // rename away and back (replacing nothing)
       std::string alt = Name(w.id, slot, true);
       if (rename(path.c_str(), alt.c_str()) != 0 || rename(alt.c_str(), path.c_str()) != 0) {
         return Fail(w, "rename " + path);
       }
-    } else if (op < 94) {  // fsync
+    } else if (op < 93) {  // fsync
       int fd = open(path.c_str(), O_RDONLY);
       if (fd < 0 || fsync(fd) != 0) return Fail(w, "fsync " + path);
       close(fd);

@@ -7,11 +7,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <thread>
 
 #include "check/store_checker.h"
 #include "ckptfs/version.h"
 #include "io/block_device.h"
+#include "util/busy_retry.h"
 #include <spdlog/spdlog.h>
 
 namespace {
@@ -37,24 +37,15 @@ ckptfs::Result<ckptfs::CheckReport> Check(const std::string& path, double wait_s
   ckptfs::DeviceOptions options;
   options.read_only = true;  // a shared lock: refused while the store is mounted
   options.use_uring = false;
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double>(wait_seconds));
-  bool said = false;
-  for (;;) {
-    auto device = ckptfs::OpenDevice(path, options);
-    if (device.ok()) return ckptfs::CheckStore(device->get());
-    if (device.status().code() != ckptfs::Status::Code::kBusy ||
-        std::chrono::steady_clock::now() >= deadline) {
-      return device.status();
-    }
-    if (!said) {
-      std::fprintf(stderr, "ckptfs-fsck: %s is in use; waiting up to %.0f s for it\n",
-                   path.c_str(), wait_seconds);
-      said = true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  auto device = ckptfs::RetryWhileBusy(
+      [&] { return ckptfs::OpenDevice(path, options); }, std::chrono::duration<double>(wait_seconds),
+      [&](const ckptfs::Status&) {
+        std::fprintf(stderr, "ckptfs-fsck: %s is in use; waiting up to %.0f s for it\n",
+                     path.c_str(), wait_seconds);
+        return ckptfs::Status::Ok();
+      });
+  if (!device.ok()) return device.status();
+  return ckptfs::CheckStore(device->get());
 }
 
 void Print(const ckptfs::CheckReport& r, bool quiet) {

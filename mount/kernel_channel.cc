@@ -1,0 +1,114 @@
+// KernelChannel: see kernel_channel.h. The request and reply layouts are
+// the kernel's (linux/fuse.h); fields are copied out with memcpy since a
+// request buffer carries no alignment promise past its header.
+#include "kernel_channel.h"
+
+#include <linux/fuse.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstring>
+
+#include "fuse_ops.h"
+
+namespace ckptfs {
+namespace {
+
+// Set by the worker thread's read of a request, read by the handler the
+// same thread runs for it (see the header).
+thread_local bool t_request_kills_setid = false;
+
+KernelChannel& ChannelOf(void* session_userdata) {
+  return static_cast<FuseContext*>(session_userdata)->channel;
+}
+
+// Reads the u32 at `offset` of a request's argument, if it is that long.
+bool ArgWord(const char* arg, size_t arg_len, size_t offset, uint32_t* value) {
+  if (arg_len < offset + sizeof(uint32_t)) return false;
+  std::memcpy(value, arg + offset, sizeof(uint32_t));
+  return true;
+}
+
+}  // namespace
+
+Status KernelChannel::Install(fuse_session* se) {
+  fuse_custom_io io{};
+  io.read = Read;
+  io.writev = Writev;
+  // No splice hooks: libfuse then neither splices nor offers to, and every
+  // request passes through Read.
+  const int rc = fuse_session_custom_io(se, &io, fuse_session_fd(se));
+  if (rc != 0) return Status::IOError("taking over the /dev/fuse channel", -rc);
+  return Status::Ok();
+}
+
+bool KernelChannel::ServingRequestKillsSetId() { return t_request_kills_setid; }
+
+ssize_t KernelChannel::Read(int fd, void* buf, size_t len, void* userdata) {
+  const ssize_t n = ::read(fd, buf, len);
+  // libfuse reads errno after a failed read; Inspect runs only on success.
+  if (n > 0) ChannelOf(userdata).Inspect(static_cast<const char*>(buf), static_cast<size_t>(n));
+  return n;
+}
+
+ssize_t KernelChannel::Writev(int fd, struct iovec* iov, int count, void* userdata) {
+  ChannelOf(userdata).AmendInitReply(iov, count);
+  return ::writev(fd, iov, count);
+}
+
+void KernelChannel::Inspect(const char* buf, size_t len) {
+  t_request_kills_setid = false;
+  if (len < sizeof(fuse_in_header)) return;
+  fuse_in_header header;
+  std::memcpy(&header, buf, sizeof header);
+  const char* arg = buf + sizeof header;
+  const size_t arg_len = len - sizeof header;
+  uint32_t word = 0;
+  switch (header.opcode) {
+    case FUSE_INIT:
+      if (ArgWord(arg, arg_len, offsetof(fuse_init_in, flags), &word)) {
+        kernel_offers_killpriv_v2_.store((word & FUSE_HANDLE_KILLPRIV_V2) != 0,
+                                         std::memory_order_relaxed);
+      }
+      init_unique_.store(header.unique, std::memory_order_release);
+      break;
+    case FUSE_WRITE:
+      if (ArgWord(arg, arg_len, offsetof(fuse_write_in, write_flags), &word)) {
+        t_request_kills_setid = (word & FUSE_WRITE_KILL_SUIDGID) != 0;
+      }
+      break;
+    case FUSE_SETATTR:
+      if (ArgWord(arg, arg_len, offsetof(fuse_setattr_in, valid), &word)) {
+        t_request_kills_setid = (word & FATTR_KILL_SUIDGID) != 0;
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+void KernelChannel::AmendInitReply(struct iovec* iov, int count) {
+  const uint64_t init = init_unique_.load(std::memory_order_acquire);
+  if (init == 0 || count < 2 || iov[0].iov_len < sizeof(fuse_out_header)) return;
+  fuse_out_header out;
+  std::memcpy(&out, iov[0].iov_base, sizeof out);
+  if (out.unique != init) return;
+  init_unique_.store(0, std::memory_order_relaxed);  // one INIT per connection
+  if (out.error != 0) return;
+  if (!kernel_offers_killpriv_v2_.load(std::memory_order_relaxed)) {
+    spdlog::warn("the kernel does not offer FUSE_HANDLE_KILLPRIV_V2: every write(2) will cost "
+                 "a security.capability lookup");
+    return;
+  }
+  constexpr size_t kFlags = offsetof(fuse_init_out, flags);
+  if (iov[1].iov_len < kFlags + sizeof(uint32_t)) return;
+  char* reply = static_cast<char*>(iov[1].iov_base);
+  uint32_t flags;
+  std::memcpy(&flags, reply + kFlags, sizeof flags);
+  flags |= FUSE_HANDLE_KILLPRIV_V2;
+  std::memcpy(reply + kFlags, &flags, sizeof flags);
+  spdlog::info("negotiated FUSE_HANDLE_KILLPRIV_V2: the daemon clears set-id bits");
+}
+
+}  // namespace ckptfs

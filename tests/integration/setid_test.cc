@@ -1,0 +1,168 @@
+// Set-id bits and file capabilities after a write, truncate or chown,
+// through the mount and on the ext4 directory beside it, by the same caller:
+// the mount must end where ext4 ends. The daemon negotiates
+// FUSE_HANDLE_KILLPRIV_V2, so clearing them is its job, not the kernel's.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+#include <grp.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "mounted_test.h"
+
+namespace ckptfs::testing {
+namespace {
+
+constexpr uid_t kOwner = 4321;
+constexpr gid_t kOwnerGroup = 4321;
+constexpr gid_t kOtherGroup = 4999;  // kOwner is not a member
+constexpr char kCapability[] = "security.capability";
+
+// A valid VFS_CAP_REVISION_2 blob: CAP_NET_RAW permitted and effective.
+std::string CapabilityBlob() {
+  const uint32_t words[5] = {0x02000001u, 1u << 13, 0, 0, 0};
+  return std::string(reinterpret_cast<const char*>(words), sizeof words);
+}
+
+struct Outcome {
+  mode_t mode = 0;
+  bool has_capability = false;
+  bool operator==(const Outcome&) const = default;
+};
+
+std::ostream& operator<<(std::ostream& os, const Outcome& o) {
+  return os << std::oct << "mode 0" << o.mode << std::dec << (o.has_capability ? " +cap" : "");
+}
+
+// Runs `op` on an open descriptor of `path` in a child that first takes
+// the identity `uid`/`gid` (no supplementary groups) unless it is root.
+// Opening as root first keeps the path's permissions out of the question;
+// the kernel decides on set-id bits from the caller at write time.
+bool RunAs(const std::string& path, uid_t uid, gid_t gid, const std::function<bool(int)>& op) {
+  const int fd = open(path.c_str(), O_RDWR);
+  if (fd < 0) return false;
+  const pid_t child = fork();
+  if (child == 0) {
+    if (uid != 0 && (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0)) _exit(3);
+    _exit(op(fd) ? 0 : 1);
+  }
+  close(fd);
+  int status = 0;
+  if (waitpid(child, &status, 0) != child) return false;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+struct Case {
+  std::string name;
+  mode_t mode;         // the file's mode before
+  gid_t file_group;    // the file's group before (owner is kOwner)
+  bool capability;     // whether it carries security.capability before
+  uid_t caller;        // 0: root
+  std::function<bool(int)> op;
+};
+
+bool WriteByte(int fd) { return pwrite(fd, "x", 1, 0) == 1 && fsync(fd) == 0; }
+bool Truncate(int fd) { return ftruncate(fd, 1) == 0; }
+bool ChownToOtherUser(int fd) { return fchown(fd, kOwner + 1, static_cast<gid_t>(-1)) == 0; }
+bool ChgrpToOwnGroup(int fd) { return fchown(fd, static_cast<uid_t>(-1), kOwnerGroup) == 0; }
+
+std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  const mode_t modes[] = {04755, 02755, 02745, 06755, 06745, 04700, 0755};
+  for (mode_t mode : modes) {
+    for (gid_t group : {kOwnerGroup, kOtherGroup}) {
+      cases.push_back({"write by owner", mode, group, false, kOwner, WriteByte});
+      cases.push_back({"write by root", mode, group, false, 0, WriteByte});
+      cases.push_back({"truncate by owner", mode, group, false, kOwner, Truncate});
+      cases.push_back({"truncate by root", mode, group, false, 0, Truncate});
+      cases.push_back({"chown by root", mode, group, false, 0, ChownToOtherUser});
+    }
+    cases.push_back({"chgrp by owner", mode, kOwnerGroup, false, kOwner, ChgrpToOwnGroup});
+  }
+  for (uid_t caller : {kOwner, uid_t{0}}) {
+    cases.push_back({"write, capability", 0755, kOwnerGroup, true, caller, WriteByte});
+    cases.push_back({"truncate, capability", 0755, kOwnerGroup, true, caller, Truncate});
+  }
+  cases.push_back({"chown by root, capability", 0755, kOwnerGroup, true, 0, ChownToOtherUser});
+  return cases;
+}
+
+class SetIdTest : public MountedTest {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(store_.Format(size_), 0);
+    ASSERT_TRUE(store_.Mount({"allow_other"})) << store_.log();
+    plain_ = store_.dir() + "/plain";
+    std::filesystem::create_directory(plain_);
+  }
+
+  // Prepares `path` as the case says, runs it and reports the outcome.
+  Outcome Run(const std::string& path, const Case& c) {
+    Outcome out;
+    std::string data(4096, 'd');
+    int fd = open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    EXPECT_GE(fd, 0) << path;
+    EXPECT_EQ(write(fd, data.data(), data.size()), static_cast<ssize_t>(data.size()));
+    close(fd);
+    EXPECT_EQ(chown(path.c_str(), kOwner, c.file_group), 0) << path;
+    if (c.capability) {
+      std::string blob = CapabilityBlob();
+      EXPECT_EQ(setxattr(path.c_str(), kCapability, blob.data(), blob.size(), 0), 0)
+          << path << ": " << strerror(errno);
+    }
+    EXPECT_EQ(chmod(path.c_str(), c.mode), 0) << path;
+    EXPECT_TRUE(RunAs(path, c.caller, c.caller ? kOwnerGroup : 0, c.op)) << c.name << " " << path;
+    struct stat st;
+    EXPECT_EQ(stat(path.c_str(), &st), 0);
+    out.mode = st.st_mode & 07777;
+    out.has_capability = getxattr(path.c_str(), kCapability, nullptr, 0) > 0;
+    return out;
+  }
+
+  std::string plain_;
+};
+
+TEST_F(SetIdTest, WriteTruncateAndChownClearSetIdBitsAsExt4Does) {
+  int n = 0;
+  for (const Case& c : Cases()) {
+    const std::string name = "f" + std::to_string(n++);
+    const Outcome want = Run(plain_ + "/" + name, c);
+    const Outcome got = Run(P(name), c);
+    EXPECT_EQ(got, want) << c.name << std::oct << ", mode 0" << c.mode << std::dec
+                         << ", file group " << c.file_group << (c.capability ? ", capability" : "");
+  }
+}
+
+// What the set-id bits cost on the fast path: a file without them is
+// written through the page cache; the kernel must not ask the daemon for
+// security.capability on each write(2) (SB_NOSEC, which needs
+// FUSE_HANDLE_KILLPRIV_V2).
+TEST_F(SetIdTest, PlainWritesDoNotAskForTheCapabilityXattr) {
+  auto getxattrs = [&] {
+    char buf[16384];
+    ssize_t len = getxattr(store_.mountpoint().c_str(), "user.ckptfs.stats.json", buf, sizeof buf);
+    std::string json(buf, len > 0 ? static_cast<size_t>(len) : 0);
+    size_t at = json.find("\"getxattr\":");
+    return at == std::string::npos ? -1L : std::stol(json.substr(at + 11));
+  };
+  int fd = open(P("plain").c_str(), O_CREAT | O_WRONLY, 0644);
+  ASSERT_GE(fd, 0);
+  const long before = getxattrs();
+  ASSERT_GE(before, 0);
+  for (int i = 0; i < 2000; ++i) ASSERT_EQ(write(fd, "0123456789abcdef", 16), 16);
+  close(fd);
+  // The stats read itself is one getxattr; the first write may ask once
+  // (the kernel then marks the inode as having no security xattrs).
+  EXPECT_LE(getxattrs() - before, 3);
+}
+
+}  // namespace
+}  // namespace ckptfs::testing
