@@ -21,7 +21,7 @@ if mountpoint -q "$work/store/mnt"; then
   status=1
 fi
 [[ ! -e "$work/store/store.img" ]] || { echo "FAIL: store image left behind"; status=1; }
-for f in report.md report.json; do
+for f in report.md report.json report.png; do
   [[ -s "$work/$f" ]] || { echo "FAIL: no $f"; status=1; }
 done
 # Every target has a row, and each row was measured: n/a means a step failed.
@@ -31,8 +31,11 @@ import json, sys
 report = json.load(open(sys.argv[1]))
 targets = report["targets"]
 bad = [t["target"] for t in targets if t["result"] == "n/a"]
-if len(targets) < 20 or bad:
+if len(targets) < 28 or bad:
     print("FAIL: %d targets, unmeasured: %s" % (len(targets), bad))
+    sys.exit(1)
+if not report["fill"].get("passes") or report["chart"] is None:
+    print("FAIL: no fill passes or no chart: %s" % report["fill"])
     sys.exit(1)
 PYEOF
 fi
