@@ -66,6 +66,7 @@ LogStructuredFs::LogStructuredFs(const MountOptions& options, std::unique_ptr<Bl
                 [this](uint32_t segment) {
                   return device_->Provision(sb_.SegmentOffset(segment), sb_.segment_size);
                 }),
+      zeros_(std::make_shared<const AlignedBuffer>(PhysicalExtent::kMaxRunLength)),
       ns_(&segments_),
       default_policy_(MountPolicy(options)),
       pending_(options.memory_budget / 4) {}
@@ -649,39 +650,52 @@ void LogStructuredFs::ReleaseFile(uint64_t ino) {
 }
 
 Result<size_t> LogStructuredFs::Read(uint64_t ino, uint64_t offset, size_t size, char* buf) {
+  ReadView view;
+  CKPTFS_RETURN_IF_ERROR(ReadInto(ino, offset, size, &view));
+  view.CopyTo(buf);
+  return view.size();
+}
+
+Status LogStructuredFs::ReadInto(uint64_t ino, uint64_t offset, size_t size, ReadView* view) {
   std::vector<ExtentPiece> pieces;
   std::vector<std::shared_ptr<const PendingRun>> pending;  // by pending piece, in order
   std::shared_lock<std::shared_mutex> reclaim(reclaim_mu_, std::defer_lock);
-  size_t n = 0;
   {
     std::shared_lock<std::shared_mutex> lock(ns_mu_);
     const Inode* node = ns_.Find(ino);
     if (!node) return Status::NotFound("no inode " + std::to_string(ino));
     if (node->is_dir()) return Status::IsDirectory("read of a directory");
-    if (offset >= node->size) return size_t{0};
-    n = static_cast<size_t>(std::min<uint64_t>(size, node->size - offset));
+    if (offset >= node->size) return Status::Ok();
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(size, node->size - offset));
     pieces = node->extents.Lookup(offset, n);
     // Held here, a pending run outlives its placement (which needs the
     // namespace lock exclusively) for as long as this read uses it.
     for (const ExtentPiece& p : pieces) {
       if (!p.hole && p.phys.pending()) pending.push_back(pending_.Find(p.phys.addr));
     }
-    reclaim.lock();  // before the namespace lock goes: the extents stay valid
+    // Before the namespace lock goes: the extents stay valid until each
+    // run is in memory, where the view keeps it.
+    reclaim.lock();
   }
+  const size_t before = view->size();
   size_t next_pending = 0;
   for (const ExtentPiece& p : pieces) {
-    char* dst = buf + (p.offset - offset);
     if (p.hole) {
-      std::memset(dst, 0, p.length);
+      for (uint64_t left = p.length; left > 0;) {
+        const size_t len = static_cast<size_t>(std::min<uint64_t>(left, zeros_->size()));
+        view->Add(zeros_->data(), len, zeros_);
+        left -= len;
+      }
       continue;
     }
     if (p.phys.pending()) {
-      const auto& run = pending[next_pending++];
+      std::shared_ptr<const PendingRun> run = pending[next_pending++];
       if (!run) return Status::IOError("pending run vanished");  // a bug, not a disk error
-      std::memcpy(dst, run->data.data() + p.skip, p.length);
+      const char* at = run->data.data() + p.skip;
+      view->Add(at, p.length, std::move(run));
       continue;
     }
-    Status s = data_->Read(p.phys, p.skip, dst, p.length);
+    Status s = data_->ReadInto(p.phys, p.skip, p.length, view);
     if (!s.ok()) {
       read_errors_.fetch_add(1);
       reclaim.unlock();  // lock order: the namespace lock comes first
@@ -695,8 +709,8 @@ Result<size_t> LogStructuredFs::Read(uint64_t ino, uint64_t offset, size_t size,
       return s;
     }
   }
-  bytes_read_.fetch_add(n);
-  return n;
+  bytes_read_.fetch_add(view->size() - before);
+  return Status::Ok();
 }
 
 Result<DataLog::Ticket> LogStructuredFs::AppendData(const char* data, size_t len,

@@ -72,6 +72,7 @@ class LogStructuredFs : public FileSystem {
   Status OpenFile(uint64_t ino) override;
   void ReleaseFile(uint64_t ino) override;
   Result<size_t> Read(uint64_t ino, uint64_t offset, size_t size, char* buf) override;
+  Status ReadInto(uint64_t ino, uint64_t offset, size_t size, ReadView* view) override;
   Result<size_t> Write(uint64_t ino, uint64_t offset, const char* data, size_t size,
                        SetIdDrop drop_setid = SetIdDrop::kNone) override;
   Status Sync() override;
@@ -162,6 +163,8 @@ class LogStructuredFs : public FileSystem {
   const Superblock sb_;  // geometry and store id: never change
   Superblock head_sb_;  // commit_mu_: the superblock as last written (log head, generation)
   SegmentTable segments_;
+  // Holes are lent from here (ReadInto): zeros, never written.
+  const std::shared_ptr<const AlignedBuffer> zeros_;
 
   std::mutex commit_mu_;
   std::unique_ptr<LogWriter> log_writer_;  // commit_mu_

@@ -8,7 +8,6 @@
 
 #include "fuse_counters.h"
 #include "kernel_channel.h"
-#include "util/buffer_pool.h"
 
 namespace ckptfs {
 
@@ -30,8 +29,6 @@ struct FuseContext {
   FuseSettings settings;
   FuseCounters counters;
   KernelChannel channel;
-  // Read replies (at most max_read, 1 MiB), one per request in flight.
-  BufferPool read_buffers{1 << 20, 32};
 };
 
 fuse_lowlevel_ops MakeFuseOperations();

@@ -233,11 +233,21 @@ Result<RunCache::Run> DataLog::DecodedRun(const PhysicalExtent& extent) {
 }
 
 Status DataLog::Read(const PhysicalExtent& extent, uint32_t skip, void* dst, size_t len) {
+  ReadView view;
+  CKPTFS_RETURN_IF_ERROR(ReadInto(extent, skip, len, &view));
+  view.CopyTo(static_cast<char*>(dst));
+  return Status::Ok();
+}
+
+Status DataLog::ReadInto(const PhysicalExtent& extent, uint32_t skip, size_t len,
+                         ReadView* view) {
   if (static_cast<uint64_t>(skip) + len > extent.logical_length()) {
     return Status::Invalid("read past the end of a stored extent");
   }
   if (!extent.compressed()) {
-    // Raw data still buffered is copied straight out, without the cache.
+    // Raw data still buffered is lent straight from the buffer, without the
+    // cache; appended bytes never change, and the buffer's memory is reused
+    // only once nobody holds it (FlusherLoop).
     const uint32_t segment = segments_->SegmentOf(extent.addr);
     std::shared_ptr<Buffer> buffer;
     {
@@ -246,13 +256,15 @@ Status DataLog::Read(const PhysicalExtent& extent, uint32_t skip, void* dst, siz
       if (it != active_.end()) buffer = it->second;
     }
     if (buffer) {
-      std::memcpy(dst,
-                  buffer->data.data() + (extent.addr - sb_.SegmentOffset(segment)) + skip, len);
+      const char* at =
+          buffer->data.data() + (extent.addr - sb_.SegmentOffset(segment)) + skip;
+      view->Add(at, len, std::move(buffer));
       return Status::Ok();
     }
   }
   CKPTFS_ASSIGN_OR_RETURN(RunCache::Run run, DecodedRun(extent));
-  std::memcpy(dst, run->data() + skip, len);
+  const char* at = run->data() + skip;
+  view->Add(at, len, std::move(run));
   return Status::Ok();
 }
 

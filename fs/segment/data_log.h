@@ -26,6 +26,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ckptfs/read_view.h"
 #include "ckptfs/status.h"
 #include "format/superblock.h"
 #include "io/block_device.h"
@@ -113,6 +114,9 @@ class DataLog {
   // for a compressed run), verifying the extent's checksum when it comes
   // from the device (Corruption on mismatch).
   Status Read(const PhysicalExtent& extent, uint32_t skip, void* dst, size_t len);
+  // The same bytes, lent: appended to `view`, which keeps the buffer that
+  // holds them (the segment in memory, or the verified run) alive.
+  Status ReadInto(const PhysicalExtent& extent, uint32_t skip, size_t len, ReadView* view);
   // Copies the run's stored bytes, still encoded, into *out (verified when
   // read from the device): what the cleaner moves.
   Status ReadStored(const PhysicalExtent& extent, std::string* out);

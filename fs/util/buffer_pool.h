@@ -1,7 +1,7 @@
 // BufferPool: recycles the aligned buffers that reads go through.
 //
-// A restore reads every run through a fresh 1 MiB buffer, and the daemon
-// replies through another. Fresh memory costs more than the copy into it:
+// A restore reads every run through a fresh 1 MiB buffer. Fresh memory
+// costs more than the copy into it:
 // the kernel zero-fills and faults it in page by page (a quarter of the
 // daemon's CPU in a restore, measured with perf), and keeping freed memory
 // in malloc's heaps instead leaves the daemon far over its memory budget.

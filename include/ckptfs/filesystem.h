@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "ckptfs/options.h"
+#include "ckptfs/read_view.h"
 #include "ckptfs/status.h"
 
 namespace ckptfs {
@@ -141,6 +142,8 @@ class FileSystem {
   virtual void ReleaseFile(uint64_t ino) = 0;
   // Returns the bytes read (short at end of file).
   virtual Result<size_t> Read(uint64_t ino, uint64_t offset, size_t size, char* buf) = 0;
+  // The same bytes, lent instead of copied (short at end of file).
+  virtual Status ReadInto(uint64_t ino, uint64_t offset, size_t size, ReadView* view) = 0;
   // `drop_setid`: what the write clears first (see SetIdDrop).
   virtual Result<size_t> Write(uint64_t ino, uint64_t offset, const char* data, size_t size,
                                SetIdDrop drop_setid = SetIdDrop::kNone) = 0;

@@ -251,6 +251,38 @@ TEST_F(FileSystemTest, APunchedHoleFreesItsSpace) {
   EXPECT_EQ(ReadAll(ino), std::string(16 << 20, '\0'));
 }
 
+// A lent read keeps what it lends: the file deleted and its segments
+// written over afterwards, the view still holds the bytes it was given.
+TEST_F(FileSystemTest, ALentReadOutlivesTheFileAndItsSpace) {
+  Format(32 << 20);
+  Mount();
+  std::string data = Random(3 << 20, 7);
+  data.replace(1 << 20, 100000, 100000, '\0');
+  const uint64_t ino = MakeFile("f", data);
+  ASSERT_TRUE(fs_->Fallocate(ino, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 1 << 20, 100000).ok());
+  ReadView buffered, stored;
+  ASSERT_TRUE(fs_->ReadInto(ino, 1000, data.size(), &buffered).ok());  // segment still in memory
+  ASSERT_TRUE(fs_->Sync().ok());
+  Remount();  // now every run comes from the device
+  ASSERT_TRUE(fs_->ReadInto(ino, 1000, data.size(), &stored).ok());
+  fs_->Forget(ino, 1);
+  ASSERT_TRUE(fs_->Unlink(1, "f").ok());
+  // Written and deleted over and over: every segment is reused.
+  for (int i = 0; i < 16; ++i) {
+    const std::string name = "other" + std::to_string(i);
+    const uint64_t other = MakeFile(name, Random(4 << 20, 8 + i));
+    ASSERT_NE(other, 0u);
+    fs_->Forget(other, 1);
+    ASSERT_TRUE(fs_->Unlink(1, name).ok());
+    ASSERT_TRUE(fs_->Sync().ok());
+  }
+  for (const ReadView* view : {&buffered, &stored}) {
+    std::string got(view->size(), '\0');
+    view->CopyTo(got.data());
+    EXPECT_TRUE(got == data.substr(1000)) << "a lent read changed under its holder";
+  }
+}
+
 TEST_F(FileSystemTest, XattrsFollowCreateReplaceFlags) {
   Format(64 << 20);
   Mount();

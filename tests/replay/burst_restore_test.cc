@@ -168,6 +168,26 @@ TEST(BurstRestore, RetentionKeepsOnlyTheNewestCheckpoints) {
   EXPECT_NE((*phases)[2].notes.at(0).find("retention: deleted epoch 1 step 1"), std::string::npos);
 }
 
+TEST(BurstRestore, MilestonesOutliveRetentionAndTheLogGrowsBeside) {
+  TempDir dir;
+  BurstOptions options;
+  options.dir = dir.path();
+  options.checkpoints = 3;
+  options.passes = 2;
+  options.keep = 2;
+  options.keep_every = 4;  // the 4th checkpoint, epoch 2 step 4, is a milestone
+  options.appender_bytes_per_s = 64 << 10;
+  Result<std::vector<PhaseResult>> phases = RunBurst(SmallBurst(), options);
+  ASSERT_TRUE(phases.ok()) << phases.status().ToString();
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/global_epoch1_step3"));
+  EXPECT_TRUE(std::filesystem::exists(dir.path() + "/global_epoch2_step4"));   // milestone
+  EXPECT_TRUE(std::filesystem::exists(dir.path() + "/global_epoch2_step5"));
+  EXPECT_TRUE(std::filesystem::exists(dir.path() + "/global_epoch2_step6"));
+  ASSERT_TRUE(std::filesystem::exists(dir.path() + "/train.log"));
+  EXPECT_GT(std::filesystem::file_size(dir.path() + "/train.log"), 0u);
+  EXPECT_NE(phases->back().notes.back().find("appender:"), std::string::npos);
+}
+
 TEST(BurstRestore, ZerosPayloadWritesZeros) {
   TempDir dir;
   WorkloadSpec spec = FindPreset("llama3-405b-dlio-v2.0").value();

@@ -12,6 +12,7 @@
 #include <deque>
 #include <optional>
 
+#include "appender.h"
 #include "file_io.h"
 #include "page_cache.h"
 #include "progress.h"
@@ -103,17 +104,22 @@ class Burst {
       }
       return std::move(results_);
     }
+    std::optional<Appender> appender;
+    if (options_.appender_bytes_per_s > 0) {
+      appender.emplace(JoinPath(options_.dir, "train.log"), options_.appender_bytes_per_s);
+    }
     for (size_t start = 0; start < schedule.size(); start += options_.checkpoints) {
       std::vector<CheckpointPlan> this_pass;
       std::vector<CheckpointId> pass_ids;
       for (size_t i = start; i < start + options_.checkpoints; ++i) {
         CKPTFS_ASSIGN_OR_RETURN(CheckpointPlan plan, BuildCheckpointPlan(spec_, schedule[i]));
         std::vector<std::string> notes;
-        CKPTFS_RETURN_IF_ERROR(ApplyRetention(notes));
+        const int ordinal = static_cast<int>(i) + 1;
+        CKPTFS_RETURN_IF_ERROR(ApplyRetention(ordinal, notes));
         CKPTFS_ASSIGN_OR_RETURN(PhaseResult phase, Write(plan, schedule[i]));
         phase.notes.insert(phase.notes.begin(), notes.begin(), notes.end());
         results_.push_back(std::move(phase));
-        on_disk_.push_back({schedule[i], plan});
+        on_disk_.push_back({schedule[i], plan, ordinal});
         this_pass.push_back(std::move(plan));
         pass_ids.push_back(schedule[i]);
       }
@@ -125,21 +131,35 @@ class Burst {
         }
       }
     }
+    if (appender) {
+      CKPTFS_RETURN_IF_ERROR(appender->Stop());
+      if (!results_.empty()) {
+        results_.back().notes.push_back("appender: " + std::to_string(appender->bytes_written()) +
+                                        " bytes to train.log over the run");
+      }
+    }
     return std::move(results_);
   }
 
  private:
-  Status ApplyRetention(std::vector<std::string>& notes) {
+  // Before checkpoint number `next` (1-based, across passes) is written,
+  // deletes every checkpoint that will not be among the last --keep once it
+  // is, unless it is a milestone (--keep-every).
+  Status ApplyRetention(int next, std::vector<std::string>& notes) {
     if (options_.keep <= 0) return Status::Ok();
-    while (static_cast<int>(on_disk_.size()) >= options_.keep) {
+    for (auto it = on_disk_.begin(); it != on_disk_.end();) {
+      const bool milestone = options_.keep_every > 0 && it->ordinal % options_.keep_every == 0;
+      if (milestone || it->ordinal > next - options_.keep) {
+        ++it;
+        continue;
+      }
       auto begin = std::chrono::steady_clock::now();
-      const StoredCheckpoint& oldest = on_disk_.front();
-      CKPTFS_RETURN_IF_ERROR(DeleteCheckpoint(oldest.plan, options_.dir));
+      CKPTFS_RETURN_IF_ERROR(DeleteCheckpoint(it->plan, options_.dir));
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
       char note[128];
-      std::snprintf(note, sizeof note, "retention: deleted %s in %.3f s", CheckpointLabel(oldest.id).c_str(), seconds);
+      std::snprintf(note, sizeof note, "retention: deleted %s in %.3f s", CheckpointLabel(it->id).c_str(), seconds);
       notes.push_back(note);
-      on_disk_.pop_front();
+      it = on_disk_.erase(it);
     }
     return Status::Ok();
   }
@@ -187,8 +207,9 @@ class Burst {
   struct StoredCheckpoint {
     CheckpointId id;
     CheckpointPlan plan;
+    int ordinal;  // 1-based, across passes: what --keep-every counts
   };
-  std::deque<StoredCheckpoint> on_disk_;
+  std::deque<StoredCheckpoint> on_disk_;  // oldest first
   std::vector<PhaseResult> results_;
 };
 
@@ -281,6 +302,10 @@ Result<std::vector<PhaseResult>> RunBurst(const WorkloadSpec& spec, const BurstO
   if (options.dir.empty()) return Status::Invalid("--dir is required");
   if (options.checkpoints < 1 || options.passes < 1) return Status::Invalid("checkpoints and passes must be >= 1");
   if (options.keep < 0) return Status::Invalid("--keep must be >= 0");
+  if (options.keep_every < 0) return Status::Invalid("--keep-every must be >= 0");
+  if (options.restore_only && options.appender_bytes_per_s > 0) {
+    return Status::Invalid("--restore-only writes nothing: --appender-rate does not apply");
+  }
   if (options.max_write == 0) return Status::Invalid("--max-write must be >= 1");
   if (options.restore_only && options.keep > 0) return Status::Invalid("--restore-only cannot apply --keep");
   return Burst(spec, options).Run();

@@ -1,7 +1,10 @@
 // BurstRunner: writes (and optionally restores) a workload's checkpoints with
 // one thread per rank, all ranks at once, each file written torch.save-style
 // and fsynced, and times every checkpoint from first open to last fsync.
-// Retention (--keep) deletes the oldest checkpoint before a new one starts.
+// Retention (--keep) deletes the oldest checkpoint before a new one starts;
+// milestones (--keep-every) are kept for good and do not count against it.
+// An appender (--appender-rate) writes a training log beside the
+// checkpoints for the whole run, as a trainer's logger does.
 // A restore reads with read() or through mmap (as torch.load(mmap=True) does);
 // --restore-only reads back what an earlier run with the same options wrote,
 // so the two ways of reading can be timed on the same bytes.
@@ -27,6 +30,8 @@ struct BurstOptions {
   int checkpoints = 1;  // per pass
   int passes = 1;
   int keep = 0;         // checkpoints kept on disk; 0 keeps all
+  int keep_every = 0;   // every Nth checkpoint (counted across passes) is a milestone, never deleted
+  uint64_t appender_bytes_per_s = 0;  // a log appended to DIR/train.log all along; 0: none
   bool restore = false;
   bool restore_only = false;  // skip the writes; every scheduled checkpoint must exist
   RestoreMode restore_mode = RestoreMode::kRead;

@@ -31,7 +31,8 @@ Result<bool> ParseOnOff(std::string_view option, std::string_view text) {
 // Options that take a value; the rest are flags.
 const std::vector<std::string_view>& ValuedOptions() {
   static const std::vector<std::string_view> kValued = {
-      "--workload", "--dir", "--scale", "--checkpoints", "--passes", "--keep", "--max-write",
+      "--workload", "--dir", "--scale", "--checkpoints", "--passes", "--keep", "--keep-every",
+      "--appender-rate", "--max-write",
       "--payload", "--fsync", "--emit-trace", "--trace", "--from-strace", "--strace-root",
       "--layers", "--hidden", "--ffn", "--heads", "--kv-heads", "--vocab", "--tp", "--pp", "--dp",
       "--zero", "--model-dtype", "--optimizer-dtype", "--restore-mode"};
@@ -199,6 +200,14 @@ Result<Options> ParseOptions(std::span<const std::string_view> args) {
   if (values.count("--keep")) {
     CKPTFS_ASSIGN_OR_RETURN(options.burst.keep, ParseInteger<int>("--keep", values["--keep"], 0));
   }
+  if (values.count("--keep-every")) {
+    CKPTFS_ASSIGN_OR_RETURN(options.burst.keep_every,
+                            ParseInteger<int>("--keep-every", values["--keep-every"], 1));
+  }
+  if (values.count("--appender-rate")) {
+    CKPTFS_ASSIGN_OR_RETURN(options.burst.appender_bytes_per_s,
+                            ParseByteSize(values["--appender-rate"]));
+  }
   if (values.count("--max-write")) {
     CKPTFS_ASSIGN_OR_RETURN(options.burst.max_write, ParseByteSize(values["--max-write"]));
   }
@@ -272,6 +281,10 @@ run options:
   --checkpoints N     checkpoints per pass (default 1)
   --passes N          repeat the write (+restore) cycle N times (epochs)
   --keep N            keep at most N checkpoints: delete the oldest before a new one
+  --keep-every N      every Nth checkpoint (counted across passes) is a milestone:
+                      kept for good, not counted by --keep
+  --appender-rate R   meanwhile append a training log (DIR/train.log) at R bytes/s
+                      (1M, 64K, ...), fsynced every second
   --restore           read every checkpoint back after dropping the page cache,
                       all ranks at once, and verify content
   --restore-mode M    read (default): pread() into a buffer; mmap: map each file
