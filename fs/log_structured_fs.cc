@@ -461,7 +461,10 @@ uint32_t ModeAfterDrop(uint32_t mode, SetIdDrop drop) {
 }  // namespace
 
 bool LogStructuredFs::NeedsSetIdDrop(const Inode& node, SetIdDrop drop) {
-  if (drop == SetIdDrop::kNone || !node.is_regular()) return false;
+  // Directories keep their bits (setgid there means inheritance); a chown
+  // clears them from every other type, a write or truncate only reaches
+  // regular files anyway.
+  if (drop == SetIdDrop::kNone || node.is_dir()) return false;
   return ModeAfterDrop(node.mode, drop) != node.mode || node.xattrs.count(kCapabilityXattr) > 0;
 }
 

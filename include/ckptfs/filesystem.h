@@ -24,8 +24,8 @@
 
 namespace ckptfs {
 
-// What a write, truncate or chown clears of a regular file's set-id bits
-// and file capability. The kernel leaves this to the filesystem
+// What a write, truncate or chown clears of a file's set-id bits and file
+// capability (never a directory's). The kernel leaves this to the filesystem
 // (FUSE_HANDLE_KILLPRIV_V2) and the FUSE edge decides it from the request,
 // as the kernel's setattr_should_drop_suidgid would for ext4.
 enum class SetIdDrop : uint8_t {

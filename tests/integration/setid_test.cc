@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -42,19 +43,23 @@ std::ostream& operator<<(std::ostream& os, const Outcome& o) {
   return os << std::oct << "mode 0" << o.mode << std::dec << (o.has_capability ? " +cap" : "");
 }
 
-// Runs `op` on an open descriptor of `path` in a child that first takes
-// the identity `uid`/`gid` (no supplementary groups) unless it is root.
-// Opening as root first keeps the path's permissions out of the question;
-// the kernel decides on set-id bits from the caller at write time.
-bool RunAs(const std::string& path, uid_t uid, gid_t gid, const std::function<bool(int)>& op) {
-  const int fd = open(path.c_str(), O_RDWR);
-  if (fd < 0) return false;
+// Runs `op` in a child that first takes the identity `uid`/`gid` (no
+// supplementary groups) unless it is root. A regular file is opened as root
+// first, which keeps the path's permissions out of the question (the kernel
+// decides on set-id bits from the caller at write time); other types get
+// fd -1 and are reached by path.
+bool RunAs(const std::string& path, uid_t uid, gid_t gid,
+           const std::function<bool(int, const std::string&)>& op) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return false;
+  const int fd = S_ISREG(st.st_mode) ? open(path.c_str(), O_RDWR) : -1;
+  if (S_ISREG(st.st_mode) && fd < 0) return false;
   const pid_t child = fork();
   if (child == 0) {
     if (uid != 0 && (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0)) _exit(3);
-    _exit(op(fd) ? 0 : 1);
+    _exit(op(fd, path) ? 0 : 1);
   }
-  close(fd);
+  if (fd >= 0) close(fd);
   int status = 0;
   if (waitpid(child, &status, 0) != child) return false;
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -62,17 +67,21 @@ bool RunAs(const std::string& path, uid_t uid, gid_t gid, const std::function<bo
 
 struct Case {
   std::string name;
-  mode_t mode;         // the file's mode before
+  mode_t mode;         // the file's mode before (S_IFREG if no type is given)
   gid_t file_group;    // the file's group before (owner is kOwner)
   bool capability;     // whether it carries security.capability before
   uid_t caller;        // 0: root
-  std::function<bool(int)> op;
+  std::function<bool(int, const std::string&)> op;
 };
 
-bool WriteByte(int fd) { return pwrite(fd, "x", 1, 0) == 1 && fsync(fd) == 0; }
-bool Truncate(int fd) { return ftruncate(fd, 1) == 0; }
-bool ChownToOtherUser(int fd) { return fchown(fd, kOwner + 1, static_cast<gid_t>(-1)) == 0; }
-bool ChgrpToOwnGroup(int fd) { return fchown(fd, static_cast<uid_t>(-1), kOwnerGroup) == 0; }
+bool WriteByte(int fd, const std::string&) { return pwrite(fd, "x", 1, 0) == 1 && fsync(fd) == 0; }
+bool Truncate(int fd, const std::string&) { return ftruncate(fd, 1) == 0; }
+bool ChownToOtherUser(int, const std::string& path) {
+  return lchown(path.c_str(), kOwner + 1, static_cast<gid_t>(-1)) == 0;
+}
+bool ChgrpToOwnGroup(int, const std::string& path) {
+  return lchown(path.c_str(), static_cast<uid_t>(-1), kOwnerGroup) == 0;
+}
 
 std::vector<Case> Cases() {
   std::vector<Case> cases;
@@ -87,6 +96,13 @@ std::vector<Case> Cases() {
     }
     cases.push_back({"chgrp by owner", mode, kOwnerGroup, false, kOwner, ChgrpToOwnGroup});
   }
+  // A chown clears set-id bits from every type but directories.
+  for (mode_t type : {S_IFIFO, S_IFCHR, S_IFBLK, S_IFSOCK, S_IFDIR}) {
+    for (mode_t mode : {06555, 06545, 04755}) {
+      cases.push_back({"chgrp by owner", type | mode, kOtherGroup, false, kOwner, ChgrpToOwnGroup});
+      cases.push_back({"chown by root", type | mode, kOwnerGroup, false, 0, ChownToOtherUser});
+    }
+  }
   for (uid_t caller : {kOwner, uid_t{0}}) {
     cases.push_back({"write, capability", 0755, kOwnerGroup, true, caller, WriteByte});
     cases.push_back({"truncate, capability", 0755, kOwnerGroup, true, caller, Truncate});
@@ -100,6 +116,8 @@ class SetIdTest : public MountedTest {
   void SetUp() override {
     ASSERT_EQ(store_.Format(size_), 0);
     ASSERT_TRUE(store_.Mount({"allow_other"})) << store_.log();
+    // Callers other than root reach non-regular files by path.
+    ASSERT_EQ(chmod(store_.dir().c_str(), 0755), 0);
     plain_ = store_.dir() + "/plain";
     std::filesystem::create_directory(plain_);
   }
@@ -107,18 +125,25 @@ class SetIdTest : public MountedTest {
   // Prepares `path` as the case says, runs it and reports the outcome.
   Outcome Run(const std::string& path, const Case& c) {
     Outcome out;
-    std::string data(4096, 'd');
-    int fd = open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
-    EXPECT_GE(fd, 0) << path;
-    EXPECT_EQ(write(fd, data.data(), data.size()), static_cast<ssize_t>(data.size()));
-    close(fd);
+    const mode_t type = (c.mode & S_IFMT) ? (c.mode & S_IFMT) : S_IFREG;
+    if (type == S_IFREG) {
+      std::string data(4096, 'd');
+      int fd = open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+      EXPECT_GE(fd, 0) << path;
+      EXPECT_EQ(write(fd, data.data(), data.size()), static_cast<ssize_t>(data.size()));
+      close(fd);
+    } else if (type == S_IFDIR) {
+      EXPECT_EQ(mkdir(path.c_str(), 0755), 0) << path;
+    } else {
+      EXPECT_EQ(mknod(path.c_str(), type | 0644, makedev(1, 3)), 0) << path;
+    }
     EXPECT_EQ(chown(path.c_str(), kOwner, c.file_group), 0) << path;
     if (c.capability) {
       std::string blob = CapabilityBlob();
       EXPECT_EQ(setxattr(path.c_str(), kCapability, blob.data(), blob.size(), 0), 0)
           << path << ": " << strerror(errno);
     }
-    EXPECT_EQ(chmod(path.c_str(), c.mode), 0) << path;
+    EXPECT_EQ(chmod(path.c_str(), c.mode & 07777), 0) << path;
     EXPECT_TRUE(RunAs(path, c.caller, c.caller ? kOwnerGroup : 0, c.op)) << c.name << " " << path;
     struct stat st;
     EXPECT_EQ(stat(path.c_str(), &st), 0);
