@@ -7,9 +7,9 @@
 
 #include <cstring>
 #include <memory>
-#include <vector>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "ckptfs/filesystem.h"
 #include "errno_map.h"

@@ -4,7 +4,7 @@
 # checkpoints of 1.7 GB, 8 ranks, fsync per file), read them back verified,
 # check the store offline, and unmount.
 #   CKPTFS_DEMO_DIR   where the store and mountpoint go (default /var/tmp/ckptfs-demo)
-#   CKPTFS_DEMO_SIZE  store size (default 16G, sparse)
+#   CKPTFS_DEMO_SIZE  store size (default 16G, allocated by mkfs)
 #   CKPTFS_DEMO_SCALE tensor scale for ckpt-replay (default 0.0003)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -16,6 +16,7 @@
 
 #include "file_util.h"
 #include "mounted_store.h"
+#include "temp_dir.h"
 
 namespace ckptfs::testing {
 namespace {
@@ -25,9 +26,8 @@ std::string Bin(const std::string& tool) { return MountedStore::BinDir() + "/" +
 class BackingFullTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/ckptfs-full-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    ASSERT_FALSE(temp_.path().empty());
+    dir_ = temp_.path();
     small_ = dir_ + "/small";
     mnt_ = dir_ + "/mnt";
     std::filesystem::create_directories(small_);
@@ -41,10 +41,10 @@ class BackingFullTest : public ::testing::Test {
     Capture(Bin("ckptfs-fsck") + " --wait 30 --quiet " + store_);
     MountedStore::Run("fusermount3 -u -z " + mnt_ + " 2>/dev/null");
     umount2(small_.c_str(), MNT_DETACH);
-    std::filesystem::remove_all(dir_);
   }
   std::string P(const std::string& rel) { return mnt_ + "/" + rel; }
 
+  TempDir temp_{"ckptfs-full"};
   std::string dir_, small_, mnt_, store_;
 };
 

@@ -17,6 +17,7 @@
 
 #include "file_util.h"
 #include "mounted_store.h"
+#include "temp_dir.h"
 
 namespace ckptfs::testing {
 namespace {
@@ -86,9 +87,8 @@ class MachineChanges {
 class UnprivilegedTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/ckptfs-user-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    ASSERT_FALSE(temp_.path().empty());
+    dir_ = temp_.path();
     ASSERT_EQ(chmod(dir_.c_str(), 0755), 0);
     ASSERT_NE(getpwnam(kOwner), nullptr) << "useradd " << kOwner << " failed";
     ASSERT_EQ(MountedStore::Run("chown " + std::string(kOwner) + " " + dir_), 0);
@@ -100,10 +100,10 @@ class UnprivilegedTest : public ::testing::Test {
     MountedStore::Run("fusermount3 -u -z " + mnt_ + " 2>/dev/null");
     // The daemon lets go of the store once flushed; then nothing is left.
     Capture(Bin("ckptfs-fsck") + " --wait 30 --quiet " + store_);
-    std::filesystem::remove_all(dir_);
   }
 
   MachineChanges machine_;
+  TempDir temp_{"ckptfs-user"};
   std::string dir_, store_, mnt_;
 };
 

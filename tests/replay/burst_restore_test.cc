@@ -13,6 +13,8 @@
 #include "temp_dir.h"
 
 namespace ckptfs::replay {
+
+using ckptfs::testing::TempDir;
 namespace {
 
 // A 405B-shaped burst (same layout, files and tensor order) scaled to ~6 MB.

@@ -14,6 +14,8 @@
 #include "workload_model.h"
 
 namespace ckptfs::replay {
+
+using ckptfs::testing::TempDir;
 namespace {
 
 WorkloadSpec SmallFiles(double scale = 1.0) {

@@ -12,6 +12,8 @@
 #include "trace_replayer.h"
 
 namespace ckptfs::replay {
+
+using ckptfs::testing::TempDir;
 namespace {
 
 TEST(TraceReplay, EmittedWorkloadTraceReplaysToVerifiableFiles) {

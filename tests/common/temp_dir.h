@@ -1,18 +1,18 @@
 // TempDir: a fresh directory under $TMPDIR (or /tmp) for one test, removed
-// with everything in it when the test ends.
+// with everything in it when the test ends. Shared by every test suite.
 #pragma once
 
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 
-namespace ckptfs::replay {
+namespace ckptfs::testing {
 
 class TempDir {
  public:
-  TempDir() {
+  explicit TempDir(const std::string& prefix = "ckptfs-test") {
     const char* base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base && *base ? base : "/tmp") + "/ckpt-replay-test-XXXXXX";
+    std::string pattern = std::string(base && *base ? base : "/tmp") + "/" + prefix + "-XXXXXX";
     char* made = ::mkdtemp(pattern.data());
     path_ = made ? made : "";
   }
@@ -29,4 +29,4 @@ class TempDir {
   std::string path_;
 };
 
-}  // namespace ckptfs::replay
+}  // namespace ckptfs::testing
