@@ -40,18 +40,6 @@ TEST(Record, TypeNumbersArePinned) {
   }
 }
 
-TEST(Record, PunchHoleGoldenBytes) {
-  std::string encoded;
-  EncodeRecord(record::PunchHole{5, 4096, 8192, 130}, &encoded);
-  const std::string want =
-      std::string("\x0e\x20\x00\x00\x00", 5) +                  // type 14, body of 32 bytes
-      std::string("\x05\x00\x00\x00\x00\x00\x00\x00", 8) +   // ino
-      std::string("\x00\x10\x00\x00\x00\x00\x00\x00", 8) +   // offset 4096
-      std::string("\x00\x20\x00\x00\x00\x00\x00\x00", 8) +   // length 8192
-      std::string("\x82\x00\x00\x00\x00\x00\x00\x00", 8);    // time 130
-  EXPECT_EQ(encoded, want);
-}
-
 TEST(Record, RoundTripEveryKind) {
   std::string encoded;
   auto kinds = AllKinds();
