@@ -170,8 +170,9 @@ void LogStructuredFs::CommitterLoop() {
 }
 
 Status LogStructuredFs::CheckWritable() const {
-  if (!failed_.ok()) {
-    return Status::IOError("store is read-only after a failed commit: " + failed_.message());
+  if (failure_.failed()) {
+    return Status::IOError("store is read-only after a failed commit: " +
+                           failure_.Get().message());
   }
   return Status::Ok();
 }
@@ -201,9 +202,7 @@ std::unique_ptr<LogWriter> LogStructuredFs::MakeLogWriter(LogPosition at,
 }
 
 Status LogStructuredFs::Fail(const Status& s) {
-  std::unique_lock<std::shared_mutex> lock(ns_mu_);
-  failed_ = s;
-  spdlog::error("commit failed, store is now read-only: {}", s.ToString());
+  if (failure_.Set(s)) spdlog::error("commit failed, store is now read-only: {}", s.ToString());
   return s;
 }
 
@@ -222,7 +221,7 @@ bool LogStructuredFs::LogNeedsCompaction() const {
 }
 
 Status LogStructuredFs::CompactLogLocked() {
-  if (!failed_.ok()) return failed_;
+  if (Status failed = failure_.Get(); !failed.ok()) return failed;
   std::string snapshot;
   std::string batch;
   uint64_t seq;
@@ -293,7 +292,7 @@ Status LogStructuredFs::CompactLogLocked() {
 }
 
 Status LogStructuredFs::CommitLocked() {
-  if (!failed_.ok()) return failed_;
+  if (Status failed = failure_.Get(); !failed.ok()) return failed;
   std::string batch;
   uint64_t seq;
   {
@@ -330,7 +329,7 @@ Status LogStructuredFs::CommitNow() {
     target = pending_log_.ready_seq();
   }
   std::lock_guard<std::mutex> commit_lock(commit_mu_);
-  if (durable_seq_.load() >= target && failed_.ok() && segments_.PendingFree() == 0) {
+  if (durable_seq_.load() >= target && !failure_.failed() && segments_.PendingFree() == 0) {
     // Records are durable, but data appended with no record yet (in flight)
     // needs nothing: its record will follow in a later commit. Segments
     // waiting to be freed do need one, even an empty one, or a write

@@ -29,6 +29,7 @@
 #include "log/log_writer.h"
 #include "log/pending_log.h"
 #include "meta/namespace.h"
+#include "util/failure_state.h"
 #include "segment/data_log.h"
 #include "compress/pending_runs.h"
 #include "segment/segment_table.h"
@@ -171,7 +172,7 @@ class LogStructuredFs : public FileSystem {
   std::vector<uint32_t> log_segments_;     // commit_mu_: the chain, head first
   uint64_t log_bytes_at_open_ = 0;         // commit_mu_: chain bytes before log_writer_
   uint64_t last_snapshot_bytes_ = 0;       // commit_mu_
-  Status failed_;                          // first commit failure; commit_mu_ and ns_mu_
+  FailureState failure_;  // the first failed commit or placement: read-only after it
 
   mutable std::shared_mutex ns_mu_;
   Namespace ns_;                   // ns_mu_
