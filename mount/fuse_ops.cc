@@ -22,17 +22,22 @@ FuseContext& Ctx(fuse_req_t req) { return *static_cast<FuseContext*>(fuse_req_us
 FileSystem& Fs(fuse_req_t req) { return *Ctx(req).fs; }
 
 // Counts the request and runs `body`, turning an escaped exception into
-// an error reply.
+// an error reply; a request that takes no reply (forget) gets none.
+enum class Reply { kExpected, kNone };
 template <typename Body>
-void Guard(fuse_req_t req, FuseOp op, Body&& body) {
+void Guard(fuse_req_t req, FuseOp op, Body&& body, Reply reply = Reply::kExpected) {
   Ctx(req).counters.Count(op);
+  auto fail = [&](int err) {
+    if (reply == Reply::kNone) return fuse_reply_none(req);
+    fuse_reply_err(req, err);
+  };
   try {
     body();
   } catch (const std::bad_alloc&) {
-    fuse_reply_err(req, ENOMEM);
+    fail(ENOMEM);
   } catch (const std::exception& e) {
     spdlog::error("FUSE handler failed: {}", e.what());
-    fuse_reply_err(req, EIO);
+    fail(EIO);
   }
 }
 
@@ -120,14 +125,23 @@ void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
 }
 
 void Forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
-  Ctx(req).counters.Count(FuseOp::kForget);
-  Fs(req).Forget(ino, nlookup);
-  fuse_reply_none(req);
+  Guard(
+      req, FuseOp::kForget,
+      [&] {
+        Fs(req).Forget(ino, nlookup);
+        fuse_reply_none(req);
+      },
+      Reply::kNone);
 }
 
 void ForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
-  for (size_t i = 0; i < count; ++i) Fs(req).Forget(forgets[i].ino, forgets[i].nlookup);
-  fuse_reply_none(req);
+  Guard(
+      req, FuseOp::kBatchForget,
+      [&] {
+        for (size_t i = 0; i < count; ++i) Fs(req).Forget(forgets[i].ino, forgets[i].nlookup);
+        fuse_reply_none(req);
+      },
+      Reply::kNone);
 }
 
 void GetAttr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
@@ -274,9 +288,10 @@ void Flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) {
 }
 
 void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
-  Ctx(req).counters.Count(FuseOp::kRelease);
-  Fs(req).ReleaseFile(ino);
-  fuse_reply_err(req, 0);
+  Guard(req, FuseOp::kRelease, [&] {
+    Fs(req).ReleaseFile(ino);
+    fuse_reply_err(req, 0);
+  });
 }
 
 void Fsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) {

@@ -142,7 +142,7 @@ const char* FuseOpName(FuseOp op) {
       "lookup", "forget", "getattr", "setattr", "readlink", "mknod", "mkdir", "unlink",
       "rmdir", "symlink", "rename", "link", "open", "create", "read", "write",
       "flush", "release", "fsync", "opendir", "readdir", "readdirplus", "releasedir", "fsyncdir",
-      "statfs", "setxattr", "getxattr", "listxattr", "removexattr", "fallocate"};
+      "statfs", "setxattr", "getxattr", "listxattr", "removexattr", "fallocate", "batch_forget"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<int>(FuseOp::kCount));
   return kNames[static_cast<int>(op)];
 }

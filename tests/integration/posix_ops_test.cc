@@ -177,6 +177,29 @@ TEST_F(PosixOpsTest, ModesOwnersAndTimes) {
   EXPECT_EQ(st.st_mtim.tv_nsec, 222);
 }
 
+// The kernel forgets inodes it dropped from its cache, many at a time
+// (BATCH_FORGET); the daemon serves and counts those requests too.
+TEST_F(PosixOpsTest, ForgottenInodesAreCountedWhenTheKernelDropsThem) {
+  for (int i = 0; i < 300; ++i) ASSERT_TRUE(WriteFile(P("f" + std::to_string(i)), "x"));
+  struct stat st;
+  for (int i = 0; i < 300; ++i) ASSERT_EQ(stat(P("f" + std::to_string(i)).c_str(), &st), 0);
+  sync();
+  ASSERT_EQ(MountedStore::Run("echo 2 > /proc/sys/vm/drop_caches"), 0);
+  char buf[16384];
+  ssize_t n = getxattr(store_.mountpoint().c_str(), "user.ckptfs.stats.json", buf, sizeof buf);
+  ASSERT_GT(n, 0);
+  const std::string json(buf, static_cast<size_t>(n));
+  auto count = [&](const std::string& key) -> long {
+    size_t at = json.find("\"" + key + "\":");
+    return at == std::string::npos ? 0 : std::stol(json.substr(at + key.size() + 3));
+  };
+  // Whether the kernel batches them depends on how fast the daemon reads,
+  // so the two counts are checked together.
+  EXPECT_GT(count("forget") + count("batch_forget"), 0) << json;
+  // Every file is still there after the kernel let go of it.
+  for (int i = 0; i < 300; ++i) ASSERT_EQ(stat(P("f" + std::to_string(i)).c_str(), &st), 0);
+}
+
 TEST_F(PosixOpsTest, StatsAreServedAsRootXattrs) {
   ASSERT_TRUE(WriteFile(P("counted"), std::string(1 << 20, 'c'), true));
   char buf[8192];
