@@ -13,7 +13,6 @@
 // Thread-safe (one mutex; no I/O or compression happens under it).
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -23,6 +22,7 @@
 
 #include "ckptfs/status.h"
 #include "compress/extent_codec.h"
+#include "util/mutex.h"
 
 namespace ckptfs {
 
@@ -82,18 +82,20 @@ class PendingRuns {
   PendingRunStats stats() const;
 
  private:
-  void ReleaseLocked(uint64_t id);
+  void ReleaseLocked(uint64_t id) REQUIRES(mu_);
+  bool FitsLocked(size_t len) const REQUIRES(mu_);
 
   const uint64_t budget_;
-  mutable std::mutex mu_;  // guards everything below
-  std::condition_variable changed_;
-  std::map<uint64_t, std::shared_ptr<const PendingRun>> runs_;  // held: queued or being placed
-  std::deque<std::shared_ptr<const PendingRun>> queue_;         // not yet taken
-  std::map<uint64_t, std::shared_ptr<const PendingRun>> failed_;
-  uint64_t next_id_ = 1;
-  uint64_t held_bytes_ = 0;
-  bool stopping_ = false;
-  PendingRunStats stats_;
+  mutable Mutex mu_;
+  CondVar changed_;
+  // Held: queued or being placed.
+  std::map<uint64_t, std::shared_ptr<const PendingRun>> runs_ GUARDED_BY(mu_);
+  std::deque<std::shared_ptr<const PendingRun>> queue_ GUARDED_BY(mu_);  // not yet taken
+  std::map<uint64_t, std::shared_ptr<const PendingRun>> failed_ GUARDED_BY(mu_);
+  uint64_t next_id_ GUARDED_BY(mu_) = 1;
+  uint64_t held_bytes_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  PendingRunStats stats_ GUARDED_BY(mu_);
 };
 
 }  // namespace ckptfs

@@ -17,7 +17,7 @@ FaultInjectingDevice::FaultInjectingDevice(std::unique_ptr<BlockDevice> base)
 FaultInjectingDevice::~FaultInjectingDevice() = default;
 
 Status FaultInjectingDevice::Read(uint64_t offset, void* buf, size_t len) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return base_->Read(offset, buf, len);
 }
 
@@ -37,7 +37,7 @@ Status FaultInjectingDevice::ApplyWriteLocked(uint64_t offset, const void* buf, 
 }
 
 Status FaultInjectingDevice::Write(uint64_t offset, const void* buf, size_t len) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const uint64_t n = ++writes_;
   const std::string where = "write #" + std::to_string(n) + " at " + std::to_string(offset);
   if (off_) return Status::IOError(where + ": device power is off (injected)");
@@ -63,7 +63,7 @@ Status FaultInjectingDevice::Write(uint64_t offset, const void* buf, size_t len)
 }
 
 Status FaultInjectingDevice::Flush() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (off_) return Status::IOError("flush: device power is off (injected)");
   CKPTFS_RETURN_IF_ERROR(base_->Flush());
   unsynced_.clear();
@@ -72,19 +72,19 @@ Status FaultInjectingDevice::Flush() {
 }
 
 void FaultInjectingDevice::FailWrite(uint64_t n, int err) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   failures_.push_back(PendingFailure{writes_ + std::max<uint64_t>(n, 1), err ? err : EIO});
 }
 
 void FaultInjectingDevice::TearWrite(uint64_t n, size_t bytes_kept) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   tear_at_ = writes_ + std::max<uint64_t>(n, 1);
   tear_keep_ = bytes_kept;
   stop_after_ = UINT64_MAX;
 }
 
 void FaultInjectingDevice::StopAfterWrites(uint64_t n) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   tear_at_ = 0;
   if (n == 0) {
     off_ = true;
@@ -95,7 +95,7 @@ void FaultInjectingDevice::StopAfterWrites(uint64_t n) {
 }
 
 void FaultInjectingDevice::ClearFaults() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   failures_.clear();
   tear_at_ = 0;
   stop_after_ = UINT64_MAX;
@@ -103,22 +103,22 @@ void FaultInjectingDevice::ClearFaults() {
 }
 
 bool FaultInjectingDevice::powered_off() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return off_;
 }
 
 uint64_t FaultInjectingDevice::writes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return writes_;
 }
 
 uint64_t FaultInjectingDevice::flushes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return flushes_;
 }
 
 uint64_t FaultInjectingDevice::unsynced_writes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return unsynced_.size();
 }
 
@@ -163,7 +163,7 @@ Result<std::unique_ptr<MemoryDevice>> FaultInjectingDevice::PowerLossImage(
 
 Status FaultInjectingDevice::PowerLossImageInto(const PowerLoss& how, MemoryDevice* image,
                                                 PowerLossReport* report) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (image->size() != size_) {
     return Status::Invalid("power-loss image of " + std::to_string(size_) +
                            " bytes into a device of " + std::to_string(image->size()));
@@ -188,7 +188,7 @@ Status FaultInjectingDevice::PowerLossImageInto(const PowerLoss& how, MemoryDevi
 }
 
 Status FaultInjectingDevice::SimulatePowerLoss(const PowerLoss& how, PowerLossReport* report) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const std::vector<size_t> keep = ChooseSurvivorsLocked(how, report);
   for (size_t i = unsynced_.size(); i-- > 0;) {
     const UnsyncedWrite& w = unsynced_[i];

@@ -35,12 +35,12 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "io/block_device.h"
 #include "io/memory_device.h"
 #include "util/aligned_buffer.h"
+#include "util/mutex.h"
 
 namespace ckptfs {
 
@@ -134,23 +134,24 @@ class FaultInjectingDevice : public BlockDevice {
     int err = 0;
   };
   // Decides, for each unsynced write in order, how many of its bytes a power
-  // cut leaves (0 = dropped, len = kept). Requires mu_.
-  std::vector<size_t> ChooseSurvivorsLocked(const PowerLoss& how, PowerLossReport* report) const;
-  // Records and performs a write of `len` bytes. Requires mu_.
-  Status ApplyWriteLocked(uint64_t offset, const void* buf, size_t len);
+  // cut leaves (0 = dropped, len = kept).
+  std::vector<size_t> ChooseSurvivorsLocked(const PowerLoss& how, PowerLossReport* report) const
+      REQUIRES(mu_);
+  // Records and performs a write of `len` bytes.
+  Status ApplyWriteLocked(uint64_t offset, const void* buf, size_t len) REQUIRES(mu_);
 
   const std::unique_ptr<BlockDevice> base_;
   const uint64_t size_;
 
-  mutable std::mutex mu_;  // guards everything below and all I/O to base_
-  uint64_t writes_ = 0;
-  uint64_t flushes_ = 0;
-  std::vector<UnsyncedWrite> unsynced_;
-  std::vector<PendingFailure> failures_;
-  uint64_t stop_after_ = UINT64_MAX;  // power goes off once writes_ reaches this
-  uint64_t tear_at_ = 0;              // 0: none
-  size_t tear_keep_ = 0;
-  bool off_ = false;
+  mutable Mutex mu_;  // guards everything below and all I/O to base_
+  uint64_t writes_ GUARDED_BY(mu_) = 0;
+  uint64_t flushes_ GUARDED_BY(mu_) = 0;
+  std::vector<UnsyncedWrite> unsynced_ GUARDED_BY(mu_);
+  std::vector<PendingFailure> failures_ GUARDED_BY(mu_);
+  uint64_t stop_after_ GUARDED_BY(mu_) = UINT64_MAX;  // power goes off once writes_ reaches this
+  uint64_t tear_at_ GUARDED_BY(mu_) = 0;              // 0: none
+  size_t tear_keep_ GUARDED_BY(mu_) = 0;
+  bool off_ GUARDED_BY(mu_) = false;
 };
 
 // A BlockDevice that forwards every call to `device` without owning it, for

@@ -21,27 +21,27 @@ Status MemoryDevice::Check(uint64_t offset, const void* buf, size_t len) const {
 }
 
 Status MemoryDevice::Read(uint64_t offset, void* buf, size_t len) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   CKPTFS_RETURN_IF_ERROR(Check(offset, buf, len));
   std::memcpy(buf, bytes_.data() + offset, len);
   return Status::Ok();
 }
 
 Status MemoryDevice::Write(uint64_t offset, const void* buf, size_t len) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   CKPTFS_RETURN_IF_ERROR(Check(offset, buf, len));
   std::memcpy(bytes_.data() + offset, buf, len);
   return Status::Ok();
 }
 
 Status MemoryDevice::Flush() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   ++flushes_;
   return Status::Ok();
 }
 
 uint64_t MemoryDevice::flush_count() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return flushes_;
 }
 

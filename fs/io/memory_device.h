@@ -2,10 +2,10 @@
 // segments and replay. It checks the alignment contract like O_DIRECT would.
 #pragma once
 
-#include <mutex>
 #include <vector>
 
 #include "io/block_device.h"
+#include "util/mutex.h"
 
 namespace ckptfs {
 
@@ -19,15 +19,16 @@ class MemoryDevice : public BlockDevice {
   uint64_t size() const override { return bytes_.size(); }
 
   // Test access to the raw image (e.g. to flip a bit).
-  std::vector<char>& bytes() { return bytes_; }
+  // Unlocked: tests use it while no I/O runs.
+  std::vector<char>& bytes() NO_THREAD_SAFETY_ANALYSIS { return bytes_; }
   uint64_t flush_count() const;
 
  private:
   Status Check(uint64_t offset, const void* buf, size_t len) const;
 
-  mutable std::mutex mu_;  // guards bytes_ contents and flushes_
-  std::vector<char> bytes_;
-  uint64_t flushes_ = 0;
+  mutable Mutex mu_;
+  std::vector<char> bytes_ GUARDED_BY(mu_);  // the contents; the size never changes
+  uint64_t flushes_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace ckptfs

@@ -38,7 +38,7 @@ DataLog::DataLog(BlockDevice* device, const Superblock& sb, SegmentTable* segmen
 DataLog::~DataLog() { (void)Close(); }
 
 void DataLog::Start() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!flushers_.empty() || stopping_) return;
   for (unsigned i = 0; i < flusher_count_; ++i) flushers_.emplace_back([this] { FlusherLoop(); });
 }
@@ -56,14 +56,14 @@ Result<DataLog::Ticket> DataLog::Append(const void* data, size_t len, Stream str
   std::shared_ptr<Buffer> buffer;
   uint64_t start = 0;
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (;;) {
       if (!io_error_.ok()) return io_error_;
       if (stopping_) return Status::IOError("data log is closed");
       std::shared_ptr<Buffer>& open = open_[static_cast<int>(stream)];
       if (open && open->fill + stored <= sb_.segment_size) break;
       if (open) SealLocked(open);
-      CKPTFS_ASSIGN_OR_RETURN(auto fresh, NewBufferLocked(lock, stream, who));
+      CKPTFS_ASSIGN_OR_RETURN(auto fresh, NewBufferLocked(stream, who));
       if (fresh) open = std::move(fresh);
     }
     buffer = open_[static_cast<int>(stream)];
@@ -88,11 +88,11 @@ Result<DataLog::Ticket> DataLog::Append(const void* data, size_t len, Stream str
 
 // Returns a new open buffer, or nullptr after waiting for one to come free
 // (the caller re-checks its state, since others ran while it waited).
-Result<std::shared_ptr<DataLog::Buffer>> DataLog::NewBufferLocked(
-    std::unique_lock<std::mutex>& lock, Stream stream, SegmentTable::Requester who) {
+Result<std::shared_ptr<DataLog::Buffer>> DataLog::NewBufferLocked(Stream stream,
+                                                                 SegmentTable::Requester who) {
   if (buffers_in_use_ >= max_buffers_) {
     stats_.waits_for_buffer += 1;
-    changed_.wait(lock);
+    changed_.Wait(&mu_);
     return std::shared_ptr<Buffer>();
   }
   CKPTFS_ASSIGN_OR_RETURN(uint32_t segment, segments_->AllocateData(who));
@@ -116,20 +116,20 @@ void DataLog::SealLocked(std::shared_ptr<Buffer>& open) {
   open->sealed = true;
   sealed_queue_.push_back(std::move(open));
   open.reset();
-  changed_.notify_all();
+  changed_.NotifyAll();
 }
 
 void DataLog::FinishTicket(Buffer* buffer, uint64_t start) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   buffer->inflight.erase(buffer->inflight.find(start));
-  changed_.notify_all();
+  changed_.NotifyAll();
 }
 
 Status DataLog::WriteUpTo(Buffer* buffer, uint64_t end, bool partial) {
   uint64_t written = 0;
   Status s;
   {
-    std::lock_guard<std::mutex> wl(buffer->write_mu);
+    MutexLock wl(&buffer->write_mu);
     if (buffer->flushed < end) {
       s = device_->Write(sb_.SegmentOffset(buffer->segment) + buffer->flushed,
                          buffer->data.data() + buffer->flushed, end - buffer->flushed);
@@ -139,10 +139,10 @@ Status DataLog::WriteUpTo(Buffer* buffer, uint64_t end, bool partial) {
       }
     }
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!s.ok()) {
     if (io_error_.ok()) io_error_ = s;
-    changed_.notify_all();
+    changed_.NotifyAll();
     return s;
   }
   stats_.device_bytes_written += written;
@@ -159,24 +159,24 @@ void DataLog::RetireLocked(const std::shared_ptr<Buffer>& buffer) {
   segments_->Deactivate(buffer->segment);
   // Recycle the memory only if no reader still holds the buffer: readers
   // copy from it without the lock.
-  changed_.notify_all();
+  changed_.NotifyAll();
 }
 
 void DataLog::FlusherLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (;;) {
-    changed_.wait(lock, [&] { return stopping_ || !sealed_queue_.empty(); });
+    while (!stopping_ && sealed_queue_.empty()) changed_.Wait(&mu_);
     if (sealed_queue_.empty()) {
       if (stopping_) return;
       continue;
     }
     std::shared_ptr<Buffer> buffer = std::move(sealed_queue_.front());
     sealed_queue_.pop_front();
-    changed_.wait(lock, [&] { return buffer->inflight.empty(); });
+    while (!buffer->inflight.empty()) changed_.Wait(&mu_);
     const uint64_t end = buffer->fill;
-    lock.unlock();
+    lock.Unlock();
     (void)WriteUpTo(buffer.get(), end, /*partial=*/false);  // failure lands in io_error_
-    lock.lock();
+    lock.Lock();
     RetireLocked(buffer);
     // Sole owner now (out of active_ and the queue): the memory can be reused.
     if (buffer.use_count() == 1) spare_.push_back(std::move(buffer->data));
@@ -187,7 +187,7 @@ Result<RunCache::Run> DataLog::StoredRun(const PhysicalExtent& extent) {
   const uint32_t segment = segments_->SegmentOf(extent.addr);
   std::shared_ptr<Buffer> buffer;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = active_.find(segment);
     if (it != active_.end()) buffer = it->second;
   }
@@ -225,7 +225,7 @@ Result<RunCache::Run> DataLog::DecodedRun(const PhysicalExtent& extent) {
                               " does not decode: " + s.ToString());
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stats_.runs_decoded += 1;
   }
   read_cache_.Insert(extent.addr, extent.crc, decoded);
@@ -251,7 +251,7 @@ Status DataLog::ReadInto(const PhysicalExtent& extent, uint32_t skip, size_t len
     const uint32_t segment = segments_->SegmentOf(extent.addr);
     std::shared_ptr<Buffer> buffer;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       auto it = active_.find(segment);
       if (it != active_.end()) buffer = it->second;
     }
@@ -278,7 +278,7 @@ Status DataLog::Sync() {
   std::vector<std::shared_ptr<Buffer>> sealed;
   std::vector<std::pair<std::shared_ptr<Buffer>, uint64_t>> open;  // buffer, end
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!io_error_.ok()) return io_error_;
     for (auto& [segment, buffer] : active_) {
       if (buffer->sealed) sealed.push_back(buffer);
@@ -287,7 +287,7 @@ Status DataLog::Sync() {
       if (!buffer) continue;
       const uint64_t end = buffer->fill;
       std::shared_ptr<Buffer> b = buffer;
-      changed_.wait(lock, [&] { return b->inflight.empty() || *b->inflight.begin() >= end; });
+      while (!b->inflight.empty() && *b->inflight.begin() < end) changed_.Wait(&mu_);
       open.emplace_back(std::move(b), end);
     }
   }
@@ -295,14 +295,14 @@ Status DataLog::Sync() {
     CKPTFS_RETURN_IF_ERROR(WriteUpTo(buffer.get(), end, /*partial=*/true));
   }
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (flushers_.empty() && !sealed.empty()) {
       return Status::IOError("data log not started: sealed segments cannot be written");
     }
-    changed_.wait(lock, [&] {
-      return !io_error_.ok() ||
-             std::all_of(sealed.begin(), sealed.end(), [](auto& b) { return b->retired; });
-    });
+    while (io_error_.ok() &&
+           !std::all_of(sealed.begin(), sealed.end(), [](auto& b) { return b->retired; })) {
+      changed_.Wait(&mu_);
+    }
     if (!io_error_.ok()) return io_error_;
   }
   return device_->Flush();
@@ -310,34 +310,35 @@ Status DataLog::Sync() {
 
 Status DataLog::Close() {
   bool run_inline = false;
+  std::vector<std::thread> flushers;  // joined without the lock they take
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_ && flushers_.empty() && sealed_queue_.empty()) return io_error_;
     for (auto& open : open_) {
       if (open) SealLocked(open);
     }
     stopping_ = true;
     run_inline = flushers_.empty();
-    changed_.notify_all();
+    flushers.swap(flushers_);
+    changed_.NotifyAll();
   }
   if (run_inline) FlusherLoop();
-  for (auto& t : flushers_) t.join();
-  flushers_.clear();
+  for (auto& t : flushers) t.join();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!io_error_.ok()) return io_error_;
   }
   return device_->Flush();
 }
 
 void DataLog::SealOpen(Stream stream) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::shared_ptr<Buffer>& open = open_[static_cast<int>(stream)];
   if (open && open->fill > 0) SealLocked(open);
 }
 
 DataLogStats DataLog::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   DataLogStats s = stats_;
   s.read_cache_hits = read_cache_.hits();
   s.read_cache_misses = read_cache_.misses();
@@ -345,13 +346,13 @@ DataLogStats DataLog::stats() const {
 }
 
 uint64_t DataLog::open_buffer_room(Stream stream) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const auto& open = open_[static_cast<int>(stream)];
   return open ? sb_.segment_size - open->fill : 0;
 }
 
 uint64_t DataLog::open_buffer_room() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   uint64_t room = 0;
   for (const auto& open : open_) room += open ? sb_.segment_size - open->fill : 0;
   return room;

@@ -16,7 +16,6 @@
 // before the SegmentTable's, and a buffer's write_mu is never held with mu_.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -33,6 +32,7 @@
 #include "log/record.h"
 #include "segment/run_cache.h"
 #include "segment/segment_table.h"
+#include "util/mutex.h"
 #include "util/aligned_buffer.h"
 #include "util/buffer_pool.h"
 
@@ -138,24 +138,27 @@ class DataLog {
   uint64_t open_buffer_room(Stream stream) const;
 
  private:
+  // One segment in memory. `fill`, `inflight`, `sealed` and `retired` are
+  // guarded by the log's mu_: Clang's analysis cannot name a lock of the
+  // enclosing object from here, so the rule lives in this comment.
   struct Buffer {
     uint32_t segment = 0;
     AlignedBuffer data;
-    uint64_t fill = 0;               // reserved bytes (guarded by DataLog::mu_)
-    std::multiset<uint64_t> inflight;  // starts of unfinished tickets (mu_)
-    bool sealed = false;             // mu_
-    bool retired = false;            // written and released (mu_)
-    std::mutex write_mu;             // serializes device writes of this buffer
-    uint64_t flushed = 0;            // bytes on the device (write_mu)
+    uint64_t fill = 0;               // reserved bytes (DataLog::mu_)
+    std::multiset<uint64_t> inflight;  // starts of unfinished tickets (DataLog::mu_)
+    bool sealed = false;             // DataLog::mu_
+    bool retired = false;            // written and released (DataLog::mu_)
+    Mutex write_mu;                  // serializes device writes of this buffer
+    uint64_t flushed GUARDED_BY(write_mu) = 0;  // bytes on the device
   };
 
-  void FinishTicket(Buffer* buffer, uint64_t start);
-  Result<std::shared_ptr<Buffer>> NewBufferLocked(std::unique_lock<std::mutex>& lock,
-                                                  Stream stream, SegmentTable::Requester who);
-  void SealLocked(std::shared_ptr<Buffer>& open);
-  Status WriteUpTo(Buffer* buffer, uint64_t end, bool partial);
-  void FlusherLoop();
-  void RetireLocked(const std::shared_ptr<Buffer>& buffer);
+  void FinishTicket(Buffer* buffer, uint64_t start) EXCLUDES(mu_);
+  Result<std::shared_ptr<Buffer>> NewBufferLocked(Stream stream, SegmentTable::Requester who)
+      REQUIRES(mu_);
+  void SealLocked(std::shared_ptr<Buffer>& open) REQUIRES(mu_);
+  Status WriteUpTo(Buffer* buffer, uint64_t end, bool partial) EXCLUDES(mu_);
+  void FlusherLoop() EXCLUDES(mu_);
+  void RetireLocked(const std::shared_ptr<Buffer>& buffer) REQUIRES(mu_);
   // The run's stored bytes: copied from its segment buffer while one holds
   // it, else read from the device and verified.
   Result<RunCache::Run> StoredRun(const PhysicalExtent& extent);
@@ -168,17 +171,19 @@ class DataLog {
   const size_t max_buffers_;
   const unsigned flusher_count_;
 
-  mutable std::mutex mu_;  // guards everything below and Buffer's mu_ fields
-  std::condition_variable changed_;  // tickets finished, buffers retired, work queued
-  std::shared_ptr<Buffer> open_[2];  // by Stream
-  std::unordered_map<uint32_t, std::shared_ptr<Buffer>> active_;  // by segment
-  std::deque<std::shared_ptr<Buffer>> sealed_queue_;
-  std::vector<AlignedBuffer> spare_;  // recycled buffer memory
-  size_t buffers_in_use_ = 0;
-  Status io_error_;
-  bool stopping_ = false;
-  DataLogStats stats_;
-  std::vector<std::thread> flushers_;
+  // Taken before the segment table's lock (allocation, Deactivate) and the
+  // run cache's; never held across device I/O.
+  mutable Mutex mu_;  // also guards Buffer's fields but `flushed`
+  CondVar changed_;  // tickets finished, buffers retired, work queued
+  std::shared_ptr<Buffer> open_[2] GUARDED_BY(mu_);  // by Stream
+  std::unordered_map<uint32_t, std::shared_ptr<Buffer>> active_ GUARDED_BY(mu_);  // by segment
+  std::deque<std::shared_ptr<Buffer>> sealed_queue_ GUARDED_BY(mu_);
+  std::vector<AlignedBuffer> spare_ GUARDED_BY(mu_);  // recycled buffer memory
+  size_t buffers_in_use_ GUARDED_BY(mu_) = 0;
+  Status io_error_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  DataLogStats stats_ GUARDED_BY(mu_);
+  std::vector<std::thread> flushers_ GUARDED_BY(mu_);
   RunCache read_cache_;
   BufferPool run_buffers_{PhysicalExtent::kMaxRunLength, 16};  // what reads decode and verify into
 };

@@ -4,7 +4,7 @@
 namespace ckptfs {
 
 RunCache::Run RunCache::Find(uint64_t addr, uint32_t crc) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = entries_.find(addr);
   if (it == entries_.end() || it->second.crc != crc) {
     ++misses_;
@@ -17,7 +17,7 @@ RunCache::Run RunCache::Find(uint64_t addr, uint32_t crc) {
 
 void RunCache::Insert(uint64_t addr, uint32_t crc, Run run) {
   if (capacity_ == 0 || run->size() > capacity_) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (auto old = entries_.find(addr); old != entries_.end()) {
     if (old->second.crc == crc) return;
     bytes_ -= old->second.run->size();  // a stale copy from the segment's past
@@ -40,7 +40,7 @@ void RunCache::EvictLocked() {
 }
 
 void RunCache::Invalidate(uint64_t begin, uint64_t end) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (auto it = entries_.begin(); it != entries_.end();) {
     if (it->first >= begin && it->first < end) {
       bytes_ -= it->second.run->size();
@@ -53,12 +53,12 @@ void RunCache::Invalidate(uint64_t begin, uint64_t end) {
 }
 
 uint64_t RunCache::hits() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return hits_;
 }
 
 uint64_t RunCache::misses() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return misses_;
 }
 

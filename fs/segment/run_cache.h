@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "util/aligned_buffer.h"
+#include "util/mutex.h"
 
 namespace ckptfs {
 
@@ -41,14 +42,15 @@ class RunCache {
     uint32_t crc;
     std::list<uint64_t>::iterator lru;
   };
-  void EvictLocked();
+  void EvictLocked() REQUIRES(mu_);
 
   const uint64_t capacity_;
-  mutable std::mutex mu_;  // guards everything below
-  std::unordered_map<uint64_t, Entry> entries_;
-  std::list<uint64_t> lru_;  // most recent first
-  uint64_t bytes_ = 0;
-  uint64_t hits_ = 0, misses_ = 0;
+  mutable Mutex mu_;
+  std::unordered_map<uint64_t, Entry> entries_ GUARDED_BY(mu_);
+  std::list<uint64_t> lru_ GUARDED_BY(mu_);  // most recent first
+  uint64_t bytes_ GUARDED_BY(mu_) = 0;
+  uint64_t hits_ GUARDED_BY(mu_) = 0;
+  uint64_t misses_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace ckptfs

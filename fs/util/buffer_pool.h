@@ -12,10 +12,10 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "util/aligned_buffer.h"
+#include "util/mutex.h"
 
 namespace ckptfs {
 
@@ -38,7 +38,7 @@ class BufferPool {
     }
     AlignedBuffer buffer;
     {
-      std::lock_guard<std::mutex> lock(shelf_->mu);
+      MutexLock lock(&shelf_->mu);
       if (!shelf_->free.empty()) {
         buffer = std::move(shelf_->free.back());
         shelf_->free.pop_back();
@@ -50,7 +50,7 @@ class BufferPool {
     return std::shared_ptr<AlignedBuffer>(
         new AlignedBuffer(std::move(buffer)), [shelf = shelf_](AlignedBuffer* b) {
           {
-            std::lock_guard<std::mutex> lock(shelf->mu);
+            MutexLock lock(&shelf->mu);
             if (shelf->free.size() < shelf->max_free) shelf->free.push_back(std::move(*b));
           }
           delete b;
@@ -59,8 +59,8 @@ class BufferPool {
 
  private:
   struct Shelf {
-    std::mutex mu;  // guards free
-    std::vector<AlignedBuffer> free;
+    Mutex mu;
+    std::vector<AlignedBuffer> free GUARDED_BY(mu);
     size_t max_free = 0;
   };
   const size_t capacity_;

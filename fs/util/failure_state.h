@@ -7,9 +7,9 @@
 #pragma once
 
 #include <atomic>
-#include <mutex>
 
 #include "ckptfs/status.h"
+#include "util/mutex.h"
 
 namespace ckptfs {
 
@@ -18,7 +18,7 @@ class FailureState {
   // Records `s` (not OK) unless a failure is recorded already; true when
   // this call recorded it.
   bool Set(const Status& s) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!first_.ok()) return false;
     first_ = s;
     failed_.store(true, std::memory_order_release);
@@ -27,15 +27,15 @@ class FailureState {
   // The first failure, or OK.
   Status Get() const {
     if (!failed()) return Status::Ok();
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return first_;
   }
   // Cheap enough for every write's check.
   bool failed() const { return failed_.load(std::memory_order_acquire); }
 
  private:
-  mutable std::mutex mu_;
-  Status first_;  // guarded by mu_
+  mutable Mutex mu_;
+  Status first_ GUARDED_BY(mu_);
   std::atomic<bool> failed_{false};
 };
 
