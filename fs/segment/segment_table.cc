@@ -24,14 +24,16 @@ SegmentTable::SegmentTable(const Superblock& sb, Provisioner provision)
       segments_(sb.segment_count) {}
 
 void SegmentTable::FinishReplay(const std::vector<uint32_t>& meta_segments) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (uint32_t s : meta_segments) segments_[s].state = SegmentState::kMeta;
   free_count_ = 0;
   pending_free_count_ = 0;
+  retired_count_ = 0;
   uint32_t last_used = 0;
   for (uint32_t i = 0; i < segments_.size(); ++i) {
     Info& info = segments_[i];
     info.pending_free = false;
+    info.retired_epoch = 0;
     if (info.state != SegmentState::kMeta) {
       info.state = info.refs > 0 ? SegmentState::kData : SegmentState::kFree;
     }
@@ -42,6 +44,7 @@ void SegmentTable::FinishReplay(const std::vector<uint32_t>& meta_segments) {
 }
 
 Result<uint32_t> SegmentTable::TakeFreeLocked(uint32_t keep_free, SegmentState as) {
+  ReuseRetiredLocked();
   const auto now = std::chrono::steady_clock::now();
   if (unprovisioned_count_ > 0 && now - unprovisioned_since_ >= kUnprovisionedRetry) {
     for (Info& info : segments_) info.unprovisioned = false;
@@ -88,7 +91,7 @@ uint32_t SegmentTable::PendingReserveSegmentsLocked() const {
 }
 
 Result<uint32_t> SegmentTable::AllocateData(Requester who) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   uint32_t keep = meta_reserve_;
   if (who != Requester::kCleaner) keep += clean_reserve_;
   if (who == Requester::kUser) keep += PendingReserveSegmentsLocked();
@@ -99,12 +102,12 @@ Result<uint32_t> SegmentTable::AllocateData(Requester who) {
 }
 
 Result<uint32_t> SegmentTable::AllocateMeta() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return TakeFreeLocked(0, SegmentState::kMeta);
 }
 
 void SegmentTable::FreeMeta(const std::vector<uint32_t>& segments) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (uint32_t s : segments) {
     if (segments_[s].state != SegmentState::kMeta) continue;
     segments_[s] = Info{};
@@ -113,7 +116,7 @@ void SegmentTable::FreeMeta(const std::vector<uint32_t>& segments) {
 }
 
 void SegmentTable::Deactivate(uint32_t segment) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   segments_[segment].active = false;
   segments_[segment].written_seq = ++write_seq_;
   MaybeRetireLocked(segment);
@@ -130,7 +133,7 @@ void SegmentTable::MaybeRetireLocked(uint32_t segment) {
 
 void SegmentTable::Referenced(const PhysicalExtent& phys, uint64_t bytes) {
   if (phys.pending()) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Info& info = segments_[SegmentOf(phys.addr)];
   info.refs += bytes;
   if (!phys.compressed()) {
@@ -141,12 +144,14 @@ void SegmentTable::Referenced(const PhysicalExtent& phys, uint64_t bytes) {
   // A reference revives a segment that was waiting to be freed (replay of a
   // later write into the same incarnation).
   if (info.pending_free) --pending_free_count_;
+  if (info.retired_epoch != 0) --retired_count_;
   info.pending_free = false;
+  info.retired_epoch = 0;
 }
 
 void SegmentTable::Released(const PhysicalExtent& phys, uint64_t bytes) {
   if (phys.pending()) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   uint32_t s = SegmentOf(phys.addr);
   Info& info = segments_[s];
   info.refs -= std::min(info.refs, bytes);
@@ -163,23 +168,39 @@ void SegmentTable::Released(const PhysicalExtent& phys, uint64_t bytes) {
 }
 
 void SegmentTable::NoteRecord(uint64_t seq) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   record_seq_ = seq;
 }
 
 void SegmentTable::CommitDurable(uint64_t seq) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
+  if (pending_free_count_ == retired_count_) return;
+  const uint64_t epoch = pins_.Advance();
   for (Info& info : segments_) {
-    if (info.pending_free && info.died_seq <= seq && info.refs == 0 && !info.active) {
+    if (info.pending_free && info.retired_epoch == 0 && info.died_seq <= seq && info.refs == 0 &&
+        !info.active) {
+      info.retired_epoch = epoch;
+      ++retired_count_;
+    }
+  }
+  ReuseRetiredLocked();
+}
+
+void SegmentTable::ReuseRetiredLocked() {
+  if (retired_count_ == 0) return;
+  const uint64_t oldest = pins_.OldestPinned();
+  for (Info& info : segments_) {
+    if (info.retired_epoch != 0 && info.retired_epoch <= oldest) {
       info = Info{};
       ++free_count_;
       --pending_free_count_;
+      --retired_count_;
     }
   }
 }
 
 std::vector<SegmentSummary> SegmentTable::CleaningCandidates() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<SegmentSummary> out;
   for (uint32_t i = 0; i < segments_.size(); ++i) {
     const Info& info = segments_[i];
@@ -190,12 +211,12 @@ std::vector<SegmentSummary> SegmentTable::CleaningCandidates() const {
 }
 
 uint32_t SegmentTable::PendingFree() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return pending_free_count_;
+  MutexLock lock(&mu_);
+  return pending_free_count_ - retired_count_;
 }
 
 Status SegmentTable::ReservePending(uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   pending_reserved_ += bytes;
   if (free_count_ < meta_reserve_ + clean_reserve_ + PendingReserveSegmentsLocked()) {
     pending_reserved_ -= bytes;
@@ -205,18 +226,18 @@ Status SegmentTable::ReservePending(uint64_t bytes) {
 }
 
 void SegmentTable::ReleasePending(uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   pending_reserved_ -= std::min(pending_reserved_, bytes);
 }
 
 uint64_t SegmentTable::CompressedRunRefs(const PhysicalExtent& phys) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = compressed_refs_.find(phys.addr);
   return it == compressed_refs_.end() ? 0 : it->second;
 }
 
 SegmentUsage SegmentTable::Usage() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   SegmentUsage u;
   u.total = static_cast<uint32_t>(segments_.size());
   u.reserved = meta_reserve_ + clean_reserve_;

@@ -4,21 +4,24 @@
 // segment whose last live byte is released does not become free at once: the
 // records that released it must be durable first, or a crash would replay a
 // log that still points into overwritten space. So it remembers the record
-// it died by; CommitDurable(seq) frees it once that record is committed. A segment still buffered
-// by the data log ("active") is never freed. Thread-safe (one internal mutex,
-// taken last: callers may hold their own locks).
+// it died by; CommitDurable(seq) retires it once that record is committed,
+// and it is reused once no read that may have looked it up is still running
+// (ReadPins). A segment still buffered by the data log ("active") is never
+// freed. Thread-safe: one internal mutex, taken after every other lock but
+// the read pins' own.
 #pragma once
 
 #include <cstdint>
 #include <chrono>
 #include <functional>
-#include <mutex>
 #include <unordered_map>
 #include <vector>
 
 #include "ckptfs/status.h"
 #include "format/superblock.h"
 #include "meta/space_observer.h"
+#include "segment/read_pins.h"
+#include "util/mutex.h"
 
 namespace ckptfs {
 
@@ -29,7 +32,7 @@ struct SegmentUsage {
   uint32_t free = 0;
   uint32_t data = 0;
   uint32_t meta = 0;
-  uint32_t pending_free = 0;
+  uint32_t pending_free = 0;  // dead, waiting for a commit or for reads of them to end
   uint64_t live_bytes = 0;     // stored bytes still referenced (a compressed run counts whole)
   uint64_t live_file_bytes = 0;  // file bytes those references stand for
   uint32_t reserved = 0;  // free segments kept back for the metadata log and the cleaner
@@ -89,8 +92,13 @@ class SegmentTable : public SpaceObserver {
   // Reference changes from now on come from the log record numbered `seq`
   // (PendingLog): a segment they empty waits for that record to be durable.
   void NoteRecord(uint64_t seq);
-  // Every record up to `seq` is durable: free what they emptied.
+  // Every record up to `seq` is durable: what they emptied is reused once
+  // the reads pinned now are done.
   void CommitDurable(uint64_t seq);
+  // Pins the segments a read is about to look up against reuse; take it
+  // under the namespace lock, before the lookup, and drop it once the data
+  // is in memory.
+  ReadPins::Pin PinForRead() { return pins_.Enter(); }
 
   uint32_t SegmentOf(uint64_t addr) const {
     return static_cast<uint32_t>((addr - data_start_) / segment_size_);
@@ -116,14 +124,17 @@ class SegmentTable : public SpaceObserver {
     uint64_t refs = 0;
     uint64_t live = 0;
     uint64_t died_seq = 0;
+    uint64_t retired_epoch = 0;  // committed dead in this ReadPins epoch; 0: not yet
     uint64_t written_seq = 0;  // write_seq_ when the data log let go of it
     // Free, but the filesystem under a sparse store had no room for it when
     // last asked (Provisioner); skipped until kUnprovisionedRetry passes.
     bool unprovisioned = false;
   };
-  void MaybeRetireLocked(uint32_t segment);
-  uint32_t PendingReserveSegmentsLocked() const;
-  Result<uint32_t> TakeFreeLocked(uint32_t keep_free, SegmentState as);
+  void MaybeRetireLocked(uint32_t segment) REQUIRES(mu_);
+  // Frees retired segments no pinned read can still be using.
+  void ReuseRetiredLocked() REQUIRES(mu_);
+  uint32_t PendingReserveSegmentsLocked() const REQUIRES(mu_);
+  Result<uint32_t> TakeFreeLocked(uint32_t keep_free, SegmentState as) REQUIRES(mu_);
 
   const uint64_t segment_size_;
   const uint64_t data_start_;
@@ -131,17 +142,20 @@ class SegmentTable : public SpaceObserver {
   const uint32_t clean_reserve_;
   const Provisioner provision_;
 
-  mutable std::mutex mu_;  // guards everything below
-  std::vector<Info> segments_;
-  uint32_t free_count_ = 0;
-  uint32_t pending_free_count_ = 0;
-  uint32_t cursor_ = 0;  // allocation continues after the last segment taken
-  uint64_t record_seq_ = 0;  // the record whose changes are applying now
-  uint64_t pending_reserved_ = 0;  // bytes promised by ReservePending
-  std::unordered_map<uint64_t, uint64_t> compressed_refs_;  // by run address
-  uint64_t write_seq_ = 0;
-  uint32_t unprovisioned_count_ = 0;  // free segments marked unprovisioned
-  std::chrono::steady_clock::time_point unprovisioned_since_;
+  ReadPins pins_;
+
+  mutable Mutex mu_ ACQUIRED_BEFORE(pins_);
+  std::vector<Info> segments_ GUARDED_BY(mu_);
+  uint32_t free_count_ GUARDED_BY(mu_) = 0;
+  uint32_t pending_free_count_ GUARDED_BY(mu_) = 0;  // retired ones included
+  uint32_t retired_count_ GUARDED_BY(mu_) = 0;       // committed, waiting for reads
+  uint32_t cursor_ GUARDED_BY(mu_) = 0;  // allocation continues after the last segment taken
+  uint64_t record_seq_ GUARDED_BY(mu_) = 0;  // the record whose changes are applying now
+  uint64_t pending_reserved_ GUARDED_BY(mu_) = 0;  // bytes promised by ReservePending
+  std::unordered_map<uint64_t, uint64_t> compressed_refs_ GUARDED_BY(mu_);  // by run address
+  uint64_t write_seq_ GUARDED_BY(mu_) = 0;
+  uint32_t unprovisioned_count_ GUARDED_BY(mu_) = 0;  // free segments marked unprovisioned
+  std::chrono::steady_clock::time_point unprovisioned_since_ GUARDED_BY(mu_);
 };
 
 }  // namespace ckptfs
