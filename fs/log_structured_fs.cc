@@ -1,5 +1,5 @@
-// LogStructuredFs: validation of each operation, the write and read paths,
-// and the commit that makes them durable.
+// LogStructuredFs: validation of each operation, and the write and read
+// paths through the parts (journal, data log, pipeline, cleaner).
 #include "log_structured_fs.h"
 
 #include <fcntl.h>
@@ -13,8 +13,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "log/log_reader.h"
-#include "meta/snapshot.h"
 #include "util/clock.h"
 
 namespace ckptfs {
@@ -25,12 +23,14 @@ constexpr size_t kMaxSymlinkLength = 4095;
 constexpr size_t kMaxXattrName = 255;
 constexpr size_t kMaxXattrValue = 64 * 1024;
 constexpr size_t kMaxAppend = 1 << 20;  // the FUSE max write; one stored extent each
-constexpr size_t kCommitAtPendingBytes = 4 << 20;
 
-// What the mount asked for; OpenFileSystemOnDevice has validated it.
-CompressionPolicy MountPolicy(const MountOptions& options) {
-  auto policy = ParseCompressionPolicy(options.compress);
-  return policy.ok() ? *policy : CompressionPolicy{};
+DataLogOptions DataLogOptionsFor(const MountOptions& options) {
+  DataLogOptions data;
+  // A quarter of the budget is for writes waiting to be compressed
+  // (CompressionPipeline).
+  data.memory_budget = options.memory_budget - options.memory_budget / 4;
+  data.flusher_threads = options.flusher_threads;
+  return data;
 }
 
 int64_t ToNs(const struct timespec& ts) {
@@ -54,289 +54,64 @@ Status CheckName(std::string_view name) {
 
 }  // namespace
 
-LogStructuredFs::LogStructuredFs(const MountOptions& options, std::unique_ptr<BlockDevice> device,
-                                 const Superblock& sb)
+LogStructuredFs::LogStructuredFs(const MountOptions& options,
+                                 const CompressionPolicy& compression,
+                                 std::unique_ptr<BlockDevice> device, const Superblock& sb)
     : options_(options),
       device_(std::move(device)),
       sb_(sb),
-      head_sb_(sb),
+      zeros_(std::make_shared<const AlignedBuffer>(PhysicalExtent::kMaxRunLength)),
       // A segment is provisioned whole when handed out, so no write into it
       // can meet a full filesystem under a sparse store.
       segments_(sb,
                 [this](uint32_t segment) {
                   return device_->Provision(sb_.SegmentOffset(segment), sb_.segment_size);
                 }),
-      zeros_(std::make_shared<const AlignedBuffer>(PhysicalExtent::kMaxRunLength)),
-      ns_(&segments_),
-      default_policy_(MountPolicy(options)),
-      pending_(options.memory_budget / 4) {}
+      data_(device_.get(), sb_, &segments_, DataLogOptionsFor(options)),
+      journal_(options, device_.get(), sb_, &segments_, &data_),
+      policies_(compression),
+      cleaner_(options, sb_, &journal_, &data_, &segments_, &policies_, &encoder_tally_,
+               &bytes_written_),
+      pipeline_(options, &journal_, &segments_, &encoder_tally_,
+                [this](const char* data, size_t len, RunCoding coding) {
+                  return cleaner_.AppendMakingRoom(data, len, coding, /*placing_pending=*/true);
+                }) {}
 
 LogStructuredFs::~LogStructuredFs() { (void)Close(); }
 
-Status LogStructuredFs::Recover() {
-  LogReader reader(device_.get(), sb_);
-  auto handler = [this](const Record& r) -> Status {
-    if (auto* w = std::get_if<record::WriteExtent>(&r)) {
-      if (!sb_.ContainsRun(w->phys.addr, w->phys.length)) {
-        return Status::Corruption("extent of inode " + std::to_string(w->ino) +
-                                  " points outside the data segments");
-      }
-    }
-    return ns_.Apply(r);
-  };
-  CKPTFS_ASSIGN_OR_RETURN(LogReplayResult replay, reader.Replay(handler));
-  if (!replay.damage.empty()) {
-    // Mounting would silently drop committed changes; make the user look.
-    return Status::Corruption(replay.damage + "; run ckptfs-fsck for a full report");
-  }
-  spdlog::info("replayed {} log records in {} blocks over {} segment(s); log ends: {}",
-               replay.records, replay.blocks, replay.segments.size(), replay.stop_reason);
-  const Inode* root = ns_.Find(kRootIno);
-  if (!root || !root->is_dir()) return Status::Corruption("store has no root directory");
-  segments_.FinishReplay(replay.segments);
-
-  log_segments_ = replay.segments;
-  log_bytes_at_open_ = replay.bytes;
-  log_writer_ = MakeLogWriter(replay.end, &log_segments_);
-  DataLogOptions data_options;
-  // A quarter of the budget is for writes waiting to be compressed.
-  data_options.memory_budget = options_.memory_budget - options_.memory_budget / 4;
-  data_options.flusher_threads = options_.flusher_threads;
-  data_ = std::make_unique<DataLog>(device_.get(), sb_, &segments_, data_options);
-
-  // Inodes left with no name by a crash (unlinked while open) are freed now.
-  std::vector<uint64_t> orphans;
-  for (const auto& [ino, node] : ns_.inodes()) {
-    if (node->nlink == 0 && ino != kRootIno) orphans.push_back(ino);
-  }
-  std::unique_lock<std::shared_mutex> lock(ns_mu_);
-  for (uint64_t ino : orphans) CKPTFS_RETURN_IF_ERROR(Mutate(record::FreeInode{ino}));
-  if (!orphans.empty()) spdlog::info("freed {} orphaned inode(s)", orphans.size());
-  return Status::Ok();
-}
+Status LogStructuredFs::Recover() { return journal_.Recover(); }
 
 void LogStructuredFs::Start() {
-  std::lock_guard<std::mutex> lock(bg_mu_);
-  if (started_) return;
+  MutexLock lock(&lifecycle_mu_);
+  if (started_ || closed_) return;
   started_ = true;
-  data_->Start();
-  committer_ = std::thread([this] { CommitterLoop(); });
-  cleaner_ = std::thread([this] { CleanerLoop(); });
-  for (unsigned i = 0; i < std::max(1u, options_.compressor_threads); ++i) {
-    compressors_.emplace_back([this] { CompressorLoop(); });
-  }
-  compressing_.store(true);
+  data_.Start();
+  journal_.Start();
+  cleaner_.Start();
+  pipeline_.Start();
 }
 
 Status LogStructuredFs::Close() {
   {
-    std::lock_guard<std::mutex> lock(bg_mu_);
+    MutexLock lock(&lifecycle_mu_);
     if (closed_) return Status::Ok();
     closed_ = true;
-    stop_ = true;
-    bg_cv_.notify_all();
+    // Never started: the flushers must run for the last commit.
+    if (!started_) data_.Start();
   }
-  if (committer_.joinable()) committer_.join();
-  if (cleaner_.joinable()) cleaner_.join();
-  if (!data_) return Status::Ok();  // Recover never ran
-  if (!started_) {
-    data_->Start();
-    compressors_.emplace_back([this] { CompressorLoop(); });
-  }
+  journal_.Stop();
+  cleaner_.Stop();
   // Every acknowledged write reaches the log before the store closes.
-  pending_.WaitPlaced(pending_.last_id());
-  pending_.Stop();
-  for (auto& t : compressors_) t.join();
-  compressors_.clear();
-  Status s;
-  {
-    std::lock_guard<std::mutex> commit_lock(commit_mu_);
-    s = CommitLocked();
-  }
-  Status c = data_->Close();
+  pipeline_.Stop();
+  Status s = journal_.Commit();
+  Status c = data_.Close();
   return s.ok() ? c : s;
-}
-
-void LogStructuredFs::CommitterLoop() {
-  std::unique_lock<std::mutex> lock(bg_mu_);
-  while (!stop_) {
-    bg_cv_.wait_for(lock, std::chrono::milliseconds(options_.commit_interval_ms));
-    if (stop_) break;
-    lock.unlock();
-    Status s = CommitNow();
-    if (!s.ok()) spdlog::error("background commit failed: {}", s.ToString());
-    lock.lock();
-  }
-}
-
-Status LogStructuredFs::CheckWritable() const {
-  if (failure_.failed()) {
-    return Status::IOError("store is read-only after a failed commit: " +
-                           failure_.Get().message());
-  }
-  return Status::Ok();
-}
-
-Status LogStructuredFs::Mutate(const Record& r) {
-  CKPTFS_RETURN_IF_ERROR(CheckWritable());
-  // Segments this record empties may be reused once it is durable.
-  segments_.NoteRecord(pending_log_.next_seq());
-  Status s = ns_.Apply(r);
-  if (!s.ok()) {
-    // Live operations validate before they apply; reaching here is a bug.
-    spdlog::critical("record failed to apply to a validated state: {}", s.ToString());
-    return s;
-  }
-  pending_log_.Append(r);
-  if (pending_log_.ready_bytes() >= kCommitAtPendingBytes) bg_cv_.notify_all();
-  return Status::Ok();
-}
-
-std::unique_ptr<LogWriter> LogStructuredFs::MakeLogWriter(LogPosition at,
-                                                          std::vector<uint32_t>* chain) {
-  return std::make_unique<LogWriter>(device_.get(), sb_, at, [this, chain]() -> Result<uint32_t> {
-    CKPTFS_ASSIGN_OR_RETURN(uint32_t s, segments_.AllocateMeta());
-    chain->push_back(s);
-    return s;
-  });
-}
-
-Status LogStructuredFs::Fail(const Status& s) {
-  if (failure_.Set(s)) spdlog::error("commit failed, store is now read-only: {}", s.ToString());
-  return s;
-}
-
-Status LogStructuredFs::AppendToLogLocked(const std::string& batch) {
-  if (batch.empty()) return Status::Ok();
-  const uint64_t before = log_writer_->bytes_written();
-  Status s = log_writer_->Append(batch);
-  metadata_bytes_.fetch_add(log_writer_->bytes_written() - before);
-  if (s.ok()) s = device_->Flush();
-  return s;
-}
-
-bool LogStructuredFs::LogNeedsCompaction() const {
-  const uint64_t bytes = log_bytes_at_open_ + log_writer_->bytes_written();
-  return bytes >= options_.compact_log_bytes && bytes >= 4 * last_snapshot_bytes_;
-}
-
-Status LogStructuredFs::CompactLogLocked() {
-  if (Status failed = failure_.Get(); !failed.ok()) return failed;
-  std::string snapshot;
-  std::string batch;
-  uint64_t seq;
-  {
-    // The snapshot covers every applied change, so the pending records are
-    // not written after it; they are kept only in case the snapshot cannot
-    // be written and the old chain has to take them after all.
-    std::unique_lock<std::shared_mutex> lock(ns_mu_);
-    // Writes waiting for a compressor have no record yet, so a snapshot
-    // would capture their file sizes without their data; compact later.
-    if (pending_log_.has_reserved()) return Status::Ok();
-    EncodeSnapshot(ns_, &snapshot);
-    seq = pending_log_.TakeReady(&batch);
-  }
-  Status s = data_->Sync();  // the snapshot points at all data written so far
-  if (!s.ok()) return Fail(s);
-  const LogPosition old_end = log_writer_->position();
-  std::vector<uint32_t> chain;
-  // No room for a new chain: commit to the old one, which is still whole.
-  auto keep_old_chain = [&](const Status& why) -> Status {
-    spdlog::warn("metadata log compaction skipped: {}", why.ToString());
-    segments_.FreeMeta(chain);
-    Status c = AppendToLogLocked(batch);
-    if (!c.ok()) return Fail(c);
-    std::unique_lock<std::shared_mutex> lock(reclaim_mu_);
-    segments_.CommitDurable(seq);
-    durable_seq_.store(seq);
-    last_snapshot_bytes_ = snapshot.size();  // do not retry at once
-    return Status::Ok();
-  };
-  auto head = segments_.AllocateMeta();
-  if (!head.ok()) return keep_old_chain(head.status());
-  chain.push_back(*head);
-  // The new chain continues the lsn sequence, so no block of an older chain
-  // can ever pass for one of its blocks.
-  LogPosition start{*head, 0, old_end.lsn, old_end.prev_crc};
-  auto writer = MakeLogWriter(start, &chain);
-  s = writer->Append(snapshot);
-  metadata_bytes_.fetch_add(writer->bytes_written());
-  if (s.IsNoSpace()) return keep_old_chain(s);
-  if (s.ok()) s = device_->Flush();
-  Superblock next = head_sb_;
-  next.generation += 1;
-  next.log_head_segment = start.segment;
-  next.log_head_lsn = start.lsn;
-  next.log_head_prev_crc = start.prev_crc;
-  if (s.ok()) s = WriteSuperblock(device_.get(), next);
-  if (!s.ok()) return Fail(s);
-  // From here on a mount reads the new chain; the old one is free space.
-  head_sb_ = next;
-  segments_.FreeMeta(log_segments_);
-  spdlog::info("compacted the metadata log: {} bytes in {} segment(s) became a {}-byte snapshot",
-               log_bytes_at_open_ + log_writer_->bytes_written(), log_segments_.size(),
-               writer->bytes_written());
-  log_segments_ = std::move(chain);
-  // A writer whose allocator records into the member chain (the local one
-  // is gone when this returns), resuming after the snapshot.
-  log_writer_ = MakeLogWriter(writer->position(), &log_segments_);
-  log_bytes_at_open_ = writer->bytes_written();
-  last_snapshot_bytes_ = writer->bytes_written();
-  {
-    std::unique_lock<std::shared_mutex> lock(reclaim_mu_);
-    segments_.CommitDurable(seq);
-  }
-  durable_seq_.store(seq);
-  compactions_.fetch_add(1);
-  return Status::Ok();
-}
-
-Status LogStructuredFs::CommitLocked() {
-  if (Status failed = failure_.Get(); !failed.ok()) return failed;
-  std::string batch;
-  uint64_t seq;
-  {
-    // Up to the first write still waiting for its compressor: the log only
-    // ever holds a prefix of what happened.
-    std::unique_lock<std::shared_mutex> lock(ns_mu_);
-    seq = pending_log_.TakeReady(&batch);
-  }
-  Status s = data_->Sync();
-  if (s.ok()) s = AppendToLogLocked(batch);
-  if (!s.ok()) return Fail(s);
-  {
-    std::unique_lock<std::shared_mutex> lock(reclaim_mu_);
-    segments_.CommitDurable(seq);
-  }
-  durable_seq_.store(seq);
-  commits_.fetch_add(1);
-  if (LogNeedsCompaction()) return CompactLogLocked();
-  return Status::Ok();
 }
 
 Status LogStructuredFs::Sync() {
   // Writes handed to the compressor threads get their records first.
-  pending_.WaitPlaced(pending_.last_id());
-  return CommitNow();
-}
-
-Status LogStructuredFs::CommitNow() {
-  uint64_t target;
-  {
-    std::shared_lock<std::shared_mutex> lock(ns_mu_);
-    // What a commit could reach now: nothing past a write still waiting
-    // for its compressor.
-    target = pending_log_.ready_seq();
-  }
-  std::lock_guard<std::mutex> commit_lock(commit_mu_);
-  if (durable_seq_.load() >= target && !failure_.failed() && segments_.PendingFree() == 0) {
-    // Records are durable, but data appended with no record yet (in flight)
-    // needs nothing: its record will follow in a later commit. Segments
-    // waiting to be freed do need one, even an empty one, or a write
-    // looking for space would find none.
-    return Status::Ok();
-  }
-  return CommitLocked();
+  pipeline_.WaitPlaced();
+  return journal_.CommitNow();
 }
 
 struct stat LogStructuredFs::StatOf(const Inode& node) const {
@@ -359,8 +134,8 @@ struct stat LogStructuredFs::StatOf(const Inode& node) const {
 }
 
 Result<struct stat> LogStructuredFs::Lookup(uint64_t parent, std::string_view name) {
-  std::shared_lock<std::shared_mutex> lock(ns_mu_);
-  Inode* dir = ns_.Find(parent);
+  ReaderLock lock(journal_.mu());
+  const Inode* dir = journal_.ns().Find(parent);
   if (!dir) return Status::NotFound("no inode " + std::to_string(parent));
   if (!dir->is_dir()) return Status::NotDirectory("lookup in a non-directory");
   if (name.size() > kMaxNameLength) return Status::NameTooLong("lookup");
@@ -370,59 +145,64 @@ Result<struct stat> LogStructuredFs::Lookup(uint64_t parent, std::string_view na
   } else if (name == "..") {
     ino = dir->parent;
   } else {
-    auto child = ns_.Lookup(parent, name);
+    auto child = journal_.ns().Lookup(parent, name);
     if (!child) return Status::NotFound(std::string(name));
     ino = *child;
   }
-  Inode* node = ns_.Find(ino);
+  const Inode* node = journal_.ns().Find(ino);
   if (!node) return Status::NotFound(std::string(name));
   node->lookups.fetch_add(1);
   return StatOf(*node);
 }
 
 void LogStructuredFs::Forget(uint64_t ino, uint64_t count) {
+  DropUse(ino, Use::kLookup, count);
+}
+
+void LogStructuredFs::DropUse(uint64_t ino, Use use, uint64_t count) {
   {
-    std::shared_lock<std::shared_mutex> lock(ns_mu_);
-    Inode* node = ns_.Find(ino);
+    ReaderLock lock(journal_.mu());
+    const Inode* node = journal_.ns().Find(ino);
     if (!node) return;
-    uint64_t before = node->lookups.load();
+    std::atomic<uint64_t>& uses = use == Use::kLookup ? node->lookups : node->open_handles;
+    uint64_t before = uses.load();
     uint64_t after;
     do {
       after = before >= count ? before - count : 0;
-    } while (!node->lookups.compare_exchange_weak(before, after));
+    } while (!uses.compare_exchange_weak(before, after));
     if (after > 0 || node->nlink > 0) return;
   }
-  std::unique_lock<std::shared_mutex> lock(ns_mu_);
-  if (Inode* node = ns_.Find(ino)) {
-    Status s = FreeIfUnused(node);
+  WriterLock lock(journal_.mu());
+  if (const Inode* node = journal_.ns().Find(ino)) {
+    Status s = FreeIfUnused(*node);
     if (!s.ok()) spdlog::warn("freeing inode {}: {}", ino, s.ToString());
   }
 }
 
-Status LogStructuredFs::FreeIfUnused(Inode* node) {
-  if (node->nlink > 0 || node->lookups.load() > 0 || node->open_handles.load() > 0 ||
-      node->ino == kRootIno) {
+Status LogStructuredFs::FreeIfUnused(const Inode& node) {
+  if (node.nlink > 0 || node.lookups.load() > 0 || node.open_handles.load() > 0 ||
+      node.ino == kRootIno) {
     return Status::Ok();
   }
-  return Mutate(record::FreeInode{node->ino});
+  return journal_.Apply(record::FreeInode{node.ino});
 }
 
 Result<struct stat> LogStructuredFs::GetAttr(uint64_t ino) {
-  std::shared_lock<std::shared_mutex> lock(ns_mu_);
-  const Inode* node = ns_.Find(ino);
+  ReaderLock lock(journal_.mu());
+  const Inode* node = journal_.ns().Find(ino);
   if (!node) return Status::NotFound("no inode " + std::to_string(ino));
   return StatOf(*node);
 }
 
 Result<struct stat> LogStructuredFs::SetAttr(uint64_t ino, const AttrChange& change) {
-  std::unique_lock<std::shared_mutex> lock(ns_mu_);
-  Inode* node = ns_.Find(ino);
+  WriterLock lock(journal_.mu());
+  const Inode* node = journal_.ns().Find(ino);
   if (!node) return Status::NotFound("no inode " + std::to_string(ino));
   const int64_t now = NowNs();
   if (change.set_size) {
     if (node->is_dir()) return Status::IsDirectory("truncate of a directory");
     if (!node->is_regular()) return Status::Invalid("truncate of a special file");
-    CKPTFS_RETURN_IF_ERROR(Mutate(record::Truncate{ino, change.size, now}));
+    CKPTFS_RETURN_IF_ERROR(journal_.Apply(record::Truncate{ino, change.size, now}));
   }
   if (!change.set_mode) CKPTFS_RETURN_IF_ERROR(DropSetIdBits(ino, change.drop_setid));
   record::SetAttr r{ino, record::SetAttr::kCtime, 0, 0, 0, 0, 0, now};
@@ -439,7 +219,7 @@ Result<struct stat> LogStructuredFs::SetAttr(uint64_t ino, const AttrChange& cha
   }
   if (change.set_ctime) r.ctime_ns = ToNs(change.ctime);
   if (r.valid != record::SetAttr::kCtime || !change.set_size || change.set_ctime) {
-    CKPTFS_RETURN_IF_ERROR(Mutate(r));
+    CKPTFS_RETURN_IF_ERROR(journal_.Apply(r));
   }
   return StatOf(*node);
 }
@@ -468,21 +248,21 @@ bool LogStructuredFs::NeedsSetIdDrop(const Inode& node, SetIdDrop drop) {
 }
 
 Status LogStructuredFs::DropSetIdBits(uint64_t ino, SetIdDrop drop) {
-  Inode* node = ns_.Find(ino);
+  const Inode* node = journal_.ns().Find(ino);
   if (!node || !NeedsSetIdDrop(*node, drop)) return Status::Ok();
   const int64_t now = NowNs();
   if (node->xattrs.count(kCapabilityXattr)) {
-    CKPTFS_RETURN_IF_ERROR(Mutate(record::RemoveXattr{ino, kCapabilityXattr, now}));
+    CKPTFS_RETURN_IF_ERROR(journal_.Apply(record::RemoveXattr{ino, kCapabilityXattr, now}));
   }
   const uint32_t mode = ModeAfterDrop(node->mode, drop);
   if (mode == node->mode) return Status::Ok();
-  return Mutate(record::SetAttr{ino, record::SetAttr::kMode | record::SetAttr::kCtime, mode, 0, 0,
+  return journal_.Apply(record::SetAttr{ino, record::SetAttr::kMode | record::SetAttr::kCtime, mode, 0, 0,
                                 0, 0, now});
 }
 
-Result<Inode*> LogStructuredFs::WritableDir(uint64_t parent, std::string_view name) {
+Result<const Inode*> LogStructuredFs::WritableDir(uint64_t parent, std::string_view name) const {
   CKPTFS_RETURN_IF_ERROR(CheckName(name));
-  Inode* dir = ns_.Find(parent);
+  const Inode* dir = journal_.ns().Find(parent);
   if (!dir) return Status::NotFound("no inode " + std::to_string(parent));
   if (!dir->is_dir()) return Status::NotDirectory("parent is not a directory");
   if (dir->nlink == 0) return Status::NotFound("directory was removed");
@@ -495,23 +275,29 @@ Result<struct stat> LogStructuredFs::CreateNode(uint64_t parent, std::string_vie
                                                 uint64_t rdev, std::string_view target) {
   CKPTFS_RETURN_IF_ERROR(WritableDir(parent, name).status());
   const int64_t now = NowNs();
-  const uint64_t ino = ns_.AllocateIno();
+  const uint64_t ino = journal_.AllocateIno();
   CKPTFS_RETURN_IF_ERROR(
-      Mutate(record::CreateInode{ino, mode, uid, gid, rdev, now, std::string(target)}));
-  CKPTFS_RETURN_IF_ERROR(Mutate(record::Link{parent, std::string(name), ino, now}));
-  Inode* node = ns_.Find(ino);
+      journal_.Apply(record::CreateInode{ino, mode, uid, gid, rdev, now, std::string(target)}));
+  CKPTFS_RETURN_IF_ERROR(journal_.Apply(record::Link{parent, std::string(name), ino, now}));
+  const Inode* node = journal_.ns().Find(ino);
   if (node->is_regular() || node->is_dir()) {
-    CKPTFS_RETURN_IF_ERROR(InheritCompression(*ns_.Find(parent), ino));
+    CKPTFS_RETURN_IF_ERROR(InheritCompression(*journal_.ns().Find(parent), ino));
   }
   node->lookups.fetch_add(1);
   return StatOf(*node);
+}
+
+Status LogStructuredFs::InheritCompression(const Inode& parent, uint64_t child) {
+  auto it = parent.xattrs.find(kCompressXattr);
+  if (it == parent.xattrs.end()) return Status::Ok();
+  return journal_.Apply(record::SetXattr{child, kCompressXattr, it->second, NowNs()});
 }
 
 Result<struct stat> LogStructuredFs::Create(uint64_t parent, std::string_view name, uint32_t mode,
                                             uint32_t uid, uint32_t gid) {
   if (S_ISDIR(mode) || S_ISLNK(mode)) return Status::Invalid("create of a directory or symlink");
   if ((mode & S_IFMT) == 0) mode |= S_IFREG;
-  std::unique_lock<std::shared_mutex> lock(ns_mu_);
+  WriterLock lock(journal_.mu());
   return CreateNode(parent, name, mode, uid, gid, 0, {});
 }
 
@@ -523,13 +309,13 @@ Result<struct stat> LogStructuredFs::Mknod(uint64_t parent, std::string_view nam
     return Status::Invalid("mknod of a directory, symlink or unknown file type");
   }
   if (type != S_IFCHR && type != S_IFBLK) rdev = 0;
-  std::unique_lock<std::shared_mutex> lock(ns_mu_);
+  WriterLock lock(journal_.mu());
   return CreateNode(parent, name, mode, uid, gid, rdev, {});
 }
 
 Result<struct stat> LogStructuredFs::Mkdir(uint64_t parent, std::string_view name, uint32_t mode,
                                            uint32_t uid, uint32_t gid) {
-  std::unique_lock<std::shared_mutex> lock(ns_mu_);
+  WriterLock lock(journal_.mu());
   return CreateNode(parent, name, S_IFDIR | (mode & 07777), uid, gid, 0, {});
 }
 
@@ -537,51 +323,51 @@ Result<struct stat> LogStructuredFs::Symlink(uint64_t parent, std::string_view n
                                              std::string_view target, uint32_t uid, uint32_t gid) {
   if (target.empty()) return Status::NotFound("empty symlink target");
   if (target.size() > kMaxSymlinkLength) return Status::NameTooLong("symlink target");
-  std::unique_lock<std::shared_mutex> lock(ns_mu_);
+  WriterLock lock(journal_.mu());
   return CreateNode(parent, name, S_IFLNK | 0777, uid, gid, 0, target);
 }
 
 Result<struct stat> LogStructuredFs::Link(uint64_t ino, uint64_t new_parent,
                                           std::string_view name) {
-  std::unique_lock<std::shared_mutex> lock(ns_mu_);
-  Inode* node = ns_.Find(ino);
+  WriterLock lock(journal_.mu());
+  const Inode* node = journal_.ns().Find(ino);
   if (!node) return Status::NotFound("no inode " + std::to_string(ino));
   if (node->is_dir()) return Status::Permission("hard link to a directory");
   if (node->nlink == 0) return Status::NotFound("link to a removed file");
   CKPTFS_RETURN_IF_ERROR(WritableDir(new_parent, name).status());
-  CKPTFS_RETURN_IF_ERROR(Mutate(record::Link{new_parent, std::string(name), ino, NowNs()}));
+  CKPTFS_RETURN_IF_ERROR(journal_.Apply(record::Link{new_parent, std::string(name), ino, NowNs()}));
   node->lookups.fetch_add(1);
   return StatOf(*node);
 }
 
 Result<std::string> LogStructuredFs::ReadLink(uint64_t ino) {
-  std::shared_lock<std::shared_mutex> lock(ns_mu_);
-  const Inode* node = ns_.Find(ino);
+  ReaderLock lock(journal_.mu());
+  const Inode* node = journal_.ns().Find(ino);
   if (!node) return Status::NotFound("no inode " + std::to_string(ino));
   if (!node->is_symlink()) return Status::Invalid("not a symlink");
   return node->symlink_target;
 }
 
 Status LogStructuredFs::Unlink(uint64_t parent, std::string_view name) {
-  std::unique_lock<std::shared_mutex> lock(ns_mu_);
-  auto ino = ns_.Lookup(parent, name);
+  WriterLock lock(journal_.mu());
+  auto ino = journal_.ns().Lookup(parent, name);
   if (!ino) return Status::NotFound(std::string(name));
-  Inode* node = ns_.Find(*ino);
+  const Inode* node = journal_.ns().Find(*ino);
   if (node->is_dir()) return Status::IsDirectory(std::string(name));
-  CKPTFS_RETURN_IF_ERROR(Mutate(record::Unlink{parent, std::string(name), NowNs()}));
-  return FreeIfUnused(node);
+  CKPTFS_RETURN_IF_ERROR(journal_.Apply(record::Unlink{parent, std::string(name), NowNs()}));
+  return FreeIfUnused(*node);
 }
 
 Status LogStructuredFs::Rmdir(uint64_t parent, std::string_view name) {
   if (name == ".") return Status::Invalid("rmdir of .");
-  std::unique_lock<std::shared_mutex> lock(ns_mu_);
-  auto ino = ns_.Lookup(parent, name);
+  WriterLock lock(journal_.mu());
+  auto ino = journal_.ns().Lookup(parent, name);
   if (!ino) return Status::NotFound(std::string(name));
-  Inode* node = ns_.Find(*ino);
+  const Inode* node = journal_.ns().Find(*ino);
   if (!node->is_dir()) return Status::NotDirectory(std::string(name));
   if (!node->entries.empty()) return Status::NotEmpty(std::string(name));
-  CKPTFS_RETURN_IF_ERROR(Mutate(record::Unlink{parent, std::string(name), NowNs()}));
-  return FreeIfUnused(node);
+  CKPTFS_RETURN_IF_ERROR(journal_.Apply(record::Unlink{parent, std::string(name), NowNs()}));
+  return FreeIfUnused(*node);
 }
 
 Status LogStructuredFs::Rename(uint64_t parent, std::string_view name, uint64_t new_parent,
@@ -592,26 +378,26 @@ Status LogStructuredFs::Rename(uint64_t parent, std::string_view name, uint64_t 
   }
   CKPTFS_RETURN_IF_ERROR(CheckName(name));
   CKPTFS_RETURN_IF_ERROR(CheckName(new_name));
-  std::unique_lock<std::shared_mutex> lock(ns_mu_);
-  Inode* src_dir = ns_.Find(parent);
-  Inode* dst_dir = ns_.Find(new_parent);
+  WriterLock lock(journal_.mu());
+  const Inode* src_dir = journal_.ns().Find(parent);
+  const Inode* dst_dir = journal_.ns().Find(new_parent);
   if (!src_dir || !dst_dir) return Status::NotFound("rename directory");
   if (!src_dir->is_dir() || !dst_dir->is_dir()) return Status::NotDirectory("rename parent");
-  auto src_ino = ns_.Lookup(parent, name);
+  auto src_ino = journal_.ns().Lookup(parent, name);
   if (!src_ino) return Status::NotFound(std::string(name));
-  Inode* moved = ns_.Find(*src_ino);
-  auto dst_ino = ns_.Lookup(new_parent, new_name);
-  Inode* target = dst_ino ? ns_.Find(*dst_ino) : nullptr;
+  const Inode* moved = journal_.ns().Find(*src_ino);
+  auto dst_ino = journal_.ns().Lookup(new_parent, new_name);
+  const Inode* target = dst_ino ? journal_.ns().Find(*dst_ino) : nullptr;
 
   if (flags & RENAME_EXCHANGE) {
     if (!target) return Status::NotFound(std::string(new_name));
-    if ((moved->is_dir() && ns_.IsAncestor(moved->ino, new_parent)) ||
-        (target->is_dir() && ns_.IsAncestor(target->ino, parent))) {
+    if ((moved->is_dir() && journal_.ns().IsAncestor(moved->ino, new_parent)) ||
+        (target->is_dir() && journal_.ns().IsAncestor(target->ino, parent))) {
       return Status::Invalid("exchange would make a directory its own ancestor");
     }
   } else {
     if (target && (flags & RENAME_NOREPLACE)) return Status::Exists(std::string(new_name));
-    if (moved->is_dir() && ns_.IsAncestor(moved->ino, new_parent)) {
+    if (moved->is_dir() && journal_.ns().IsAncestor(moved->ino, new_parent)) {
       return Status::Invalid("rename of a directory into itself");
     }
     if (target && target != moved) {
@@ -623,33 +409,21 @@ Status LogStructuredFs::Rename(uint64_t parent, std::string_view name, uint64_t 
       }
     }
   }
-  CKPTFS_RETURN_IF_ERROR(Mutate(record::Rename{parent, std::string(name), new_parent,
+  CKPTFS_RETURN_IF_ERROR(journal_.Apply(record::Rename{parent, std::string(name), new_parent,
                                                std::string(new_name), flags, NowNs()}));
-  if (target && target != moved && !(flags & RENAME_EXCHANGE)) return FreeIfUnused(target);
+  if (target && target != moved && !(flags & RENAME_EXCHANGE)) return FreeIfUnused(*target);
   return Status::Ok();
 }
 
 Status LogStructuredFs::OpenFile(uint64_t ino) {
-  std::shared_lock<std::shared_mutex> lock(ns_mu_);
-  Inode* node = ns_.Find(ino);
+  ReaderLock lock(journal_.mu());
+  const Inode* node = journal_.ns().Find(ino);
   if (!node) return Status::NotFound("no inode " + std::to_string(ino));
   node->open_handles.fetch_add(1);
   return Status::Ok();
 }
 
-void LogStructuredFs::ReleaseFile(uint64_t ino) {
-  {
-    std::shared_lock<std::shared_mutex> lock(ns_mu_);
-    Inode* node = ns_.Find(ino);
-    if (!node) return;
-    if (node->open_handles.fetch_sub(1) > 1 || node->nlink > 0) return;
-  }
-  std::unique_lock<std::shared_mutex> lock(ns_mu_);
-  if (Inode* node = ns_.Find(ino)) {
-    Status s = FreeIfUnused(node);
-    if (!s.ok()) spdlog::warn("freeing inode {}: {}", ino, s.ToString());
-  }
-}
+void LogStructuredFs::ReleaseFile(uint64_t ino) { DropUse(ino, Use::kOpenHandle, 1); }
 
 Result<size_t> LogStructuredFs::Read(uint64_t ino, uint64_t offset, size_t size, char* buf) {
   ReadView view;
@@ -661,10 +435,10 @@ Result<size_t> LogStructuredFs::Read(uint64_t ino, uint64_t offset, size_t size,
 Status LogStructuredFs::ReadInto(uint64_t ino, uint64_t offset, size_t size, ReadView* view) {
   std::vector<ExtentPiece> pieces;
   std::vector<std::shared_ptr<const PendingRun>> pending;  // by pending piece, in order
-  std::shared_lock<std::shared_mutex> reclaim(reclaim_mu_, std::defer_lock);
+  ReadPins::Pin pin;
   {
-    std::shared_lock<std::shared_mutex> lock(ns_mu_);
-    const Inode* node = ns_.Find(ino);
+    ReaderLock lock(journal_.mu());
+    const Inode* node = journal_.ns().Find(ino);
     if (!node) return Status::NotFound("no inode " + std::to_string(ino));
     if (node->is_dir()) return Status::IsDirectory("read of a directory");
     if (offset >= node->size) return Status::Ok();
@@ -673,11 +447,11 @@ Status LogStructuredFs::ReadInto(uint64_t ino, uint64_t offset, size_t size, Rea
     // Held here, a pending run outlives its placement (which needs the
     // namespace lock exclusively) for as long as this read uses it.
     for (const ExtentPiece& p : pieces) {
-      if (!p.hole && p.phys.pending()) pending.push_back(pending_.Find(p.phys.addr));
+      if (!p.hole && p.phys.pending()) pending.push_back(pipeline_.Find(p.phys.addr));
     }
-    // Before the namespace lock goes: the extents stay valid until each
-    // run is in memory, where the view keeps it.
-    reclaim.lock();
+    // Before the namespace lock goes: the segments the extents point into
+    // are not reused until each run is in memory, where the view keeps it.
+    pin = segments_.PinForRead();
   }
   const size_t before = view->size();
   size_t next_pending = 0;
@@ -697,14 +471,14 @@ Status LogStructuredFs::ReadInto(uint64_t ino, uint64_t offset, size_t size, Rea
       view->Add(at, p.length, std::move(run));
       continue;
     }
-    Status s = data_->ReadInto(p.phys, p.skip, p.length, view);
+    Status s = data_.ReadInto(p.phys, p.skip, p.length, view);
     if (!s.ok()) {
       read_errors_.fetch_add(1);
-      reclaim.unlock();  // lock order: the namespace lock comes first
+      pin.Release();
       std::string path;
       {
-        std::shared_lock<std::shared_mutex> lock(ns_mu_);
-        path = ns_.PathOf(ino);
+        ReaderLock lock(journal_.mu());
+        path = journal_.ns().PathOf(ino);
       }
       spdlog::error("read of {} (inode {}) bytes {}..{} failed: {}", path, ino, p.offset,
                     p.offset + p.length, s.ToString());
@@ -715,26 +489,14 @@ Status LogStructuredFs::ReadInto(uint64_t ino, uint64_t offset, size_t size, Rea
   return Status::Ok();
 }
 
-Result<DataLog::Ticket> LogStructuredFs::AppendData(const char* data, size_t len,
-                                                   RunCoding coding, bool placing_pending) {
-  constexpr auto kUser = DataLog::Stream::kUser;
-  auto ticket = data_->Append(data, len, kUser, coding, placing_pending);
+Result<DataLog::Ticket> LogStructuredFs::AppendUserData(const char* data, size_t len) {
+  auto ticket = data_.Append(data, len, DataLog::Stream::kUser);
   if (ticket.ok() || !ticket.status().IsNoSpace()) return ticket;
-  // Segments freed by deletions become reusable once their records commit,
-  // and a commit stops at the first write still waiting for a compressor:
-  // let those be placed first (a compressor itself must not wait for them).
-  if (!placing_pending) pending_.WaitPlaced(pending_.last_id());
-  CKPTFS_RETURN_IF_ERROR(CommitNow());
-  ticket = data_->Append(data, len, kUser, coding, placing_pending);
-  // Then dead space inside partly live segments: clean until the write fits
-  // or nothing is left to clean (the store is truly full).
-  for (int round = 0; round < 64 && !ticket.ok() && ticket.status().IsNoSpace(); ++round) {
-    CKPTFS_ASSIGN_OR_RETURN(CleanResult cleaned, CleanOnce(8));
-    // Nothing worth cleaning is left: the live data fills the store.
-    if (cleaned.segments == 0) break;
-    ticket = data_->Append(data, len, kUser, coding, placing_pending);
-  }
-  return ticket;
+  // A commit stops at the first write still waiting for a compressor, and
+  // segments freed by deletions become reusable only with a commit: let
+  // those writes be placed first.
+  pipeline_.WaitPlaced();
+  return cleaner_.AppendMakingRoom(data, len, RunCoding{}, /*placing_pending=*/false);
 }
 
 Result<size_t> LogStructuredFs::Write(uint64_t ino, uint64_t offset, const char* data,
@@ -742,18 +504,18 @@ Result<size_t> LogStructuredFs::Write(uint64_t ino, uint64_t offset, const char*
   bool drop_privileges = false;
   CompressionPolicy policy;
   {
-    std::shared_lock<std::shared_mutex> lock(ns_mu_);
-    CKPTFS_RETURN_IF_ERROR(CheckWritable());
-    const Inode* node = ns_.Find(ino);
+    ReaderLock lock(journal_.mu());
+    CKPTFS_RETURN_IF_ERROR(journal_.CheckWritable());
+    const Inode* node = journal_.ns().Find(ino);
     if (!node) return Status::NotFound("no inode " + std::to_string(ino));
     if (!node->is_regular()) return Status::Invalid("write to a non-regular file");
     drop_privileges = NeedsSetIdDrop(*node, drop_setid);
-    policy = PolicyFor(*node);
+    policy = policies_.For(*node);
   }
   // Compressed later, by the cleaner, when the mount is idle.
   if (options_.compress_when_idle) policy.enabled = false;
   if (drop_privileges) {
-    std::unique_lock<std::shared_mutex> lock(ns_mu_);
+    WriterLock lock(journal_.mu());
     CKPTFS_RETURN_IF_ERROR(DropSetIdBits(ino, drop_setid));
   }
   size_t done = 0;
@@ -761,17 +523,17 @@ Result<size_t> LogStructuredFs::Write(uint64_t ino, uint64_t offset, const char*
     const size_t len = std::min(kMaxAppend, size - done);
     if (policy.enabled) {
       CKPTFS_ASSIGN_OR_RETURN(bool queued,
-                              WritePending(ino, offset + done, data + done, len, policy));
+                              pipeline_.Submit(ino, offset + done, data + done, len, policy));
       if (queued) {
         done += len;
         continue;
       }
     }
-    CKPTFS_ASSIGN_OR_RETURN(DataLog::Ticket ticket, AppendData(data + done, len));
+    CKPTFS_ASSIGN_OR_RETURN(DataLog::Ticket ticket, AppendUserData(data + done, len));
     {
-      std::unique_lock<std::shared_mutex> lock(ns_mu_);
-      if (!ns_.Find(ino)) return Status::NotFound("inode freed during write");
-      CKPTFS_RETURN_IF_ERROR(Mutate(
+      WriterLock lock(journal_.mu());
+      if (!journal_.ns().Find(ino)) return Status::NotFound("inode freed during write");
+      CKPTFS_RETURN_IF_ERROR(journal_.Apply(
           record::WriteExtent{ino, offset + done, static_cast<uint32_t>(len), ticket.extent(), 0,
                               NowNs()}));
     }
@@ -791,47 +553,47 @@ Status LogStructuredFs::Fallocate(uint64_t ino, int mode, uint64_t offset, uint6
     return Status::NotSupported("fallocate mode " + std::to_string(mode));
   }
   if (length == 0 || offset + length < offset) return Status::Invalid("fallocate range");
-  std::unique_lock<std::shared_mutex> lock(ns_mu_);
-  CKPTFS_RETURN_IF_ERROR(CheckWritable());
-  Inode* node = ns_.Find(ino);
+  WriterLock lock(journal_.mu());
+  CKPTFS_RETURN_IF_ERROR(journal_.CheckWritable());
+  const Inode* node = journal_.ns().Find(ino);
   if (!node) return Status::NotFound("no inode " + std::to_string(ino));
   if (!node->is_regular()) return Status::Invalid("fallocate of a non-regular file");
   const int64_t now = NowNs();
   if (punch || zero) {
     // A hole is the log-structured way to zero a range: the bytes it
     // unmapped die, and reads of it return zeros.
-    CKPTFS_RETURN_IF_ERROR(Mutate(record::PunchHole{ino, offset, length, now}));
+    CKPTFS_RETURN_IF_ERROR(journal_.Apply(record::PunchHole{ino, offset, length, now}));
   } else {
     // A log-structured store cannot reserve blocks in place; it can refuse
     // a range that cannot possibly fit.
-    struct statvfs sv = StatFsFor(ns_.inode_count());
+    struct statvfs sv = StatFsFor(journal_.ns().inode_count());
     uint64_t unmapped = length - std::min<uint64_t>(length, node->extents.mapped_bytes());
     if (unmapped > static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize) {
       return Status::NoSpace("fallocate larger than free space");
     }
   }
   if (!keep_size && offset + length > node->size) {
-    CKPTFS_RETURN_IF_ERROR(Mutate(record::Truncate{ino, offset + length, now}));
+    CKPTFS_RETURN_IF_ERROR(journal_.Apply(record::Truncate{ino, offset + length, now}));
   }
   return Status::Ok();
 }
 
 Status LogStructuredFs::ReadDir(uint64_t ino, uint64_t cookie, bool plus, const DirFiller& fill) {
-  std::shared_lock<std::shared_mutex> lock(ns_mu_);
-  const Inode* dir = ns_.Find(ino);
+  ReaderLock lock(journal_.mu());
+  const Inode* dir = journal_.ns().Find(ino);
   if (!dir) return Status::NotFound("no inode " + std::to_string(ino));
   if (!dir->is_dir()) return Status::NotDirectory("readdir of a non-directory");
   if (cookie < 1) {
     if (!fill(".", StatOf(*dir), 1)) return Status::Ok();
   }
   if (cookie < 2) {
-    const Inode* parent = ns_.Find(dir->parent);
+    const Inode* parent = journal_.ns().Find(dir->parent);
     if (!fill("..", StatOf(parent ? *parent : *dir), 2)) return Status::Ok();
   }
   for (auto it = dir->names_by_cookie.upper_bound(std::max<uint64_t>(cookie, 2));
        it != dir->names_by_cookie.end(); ++it) {
     const DirEntry& entry = dir->entries.at(it->second);
-    Inode* child = ns_.Find(entry.ino);
+    const Inode* child = journal_.ns().Find(entry.ino);
     if (!child) continue;
     if (!fill(it->second, StatOf(*child), it->first)) break;
     if (plus) child->lookups.fetch_add(1);
@@ -844,18 +606,18 @@ Status LogStructuredFs::SetXattr(uint64_t ino, std::string_view name, std::strin
   if (name.empty() || name.size() > kMaxXattrName) return Status::Range("xattr name length");
   if (value.size() > kMaxXattrValue) return Status::NoSpace("xattr value too large");
   if (name == kCompressXattr) CKPTFS_RETURN_IF_ERROR(ParseCompressionPolicy(value).status());
-  std::unique_lock<std::shared_mutex> lock(ns_mu_);
-  Inode* node = ns_.Find(ino);
+  WriterLock lock(journal_.mu());
+  const Inode* node = journal_.ns().Find(ino);
   if (!node) return Status::NotFound("no inode " + std::to_string(ino));
   bool exists = node->xattrs.count(std::string(name)) > 0;
   if ((flags & XATTR_CREATE) && exists) return Status::Exists(std::string(name));
   if ((flags & XATTR_REPLACE) && !exists) return Status::NoData(std::string(name));
-  return Mutate(record::SetXattr{ino, std::string(name), std::string(value), NowNs()});
+  return journal_.Apply(record::SetXattr{ino, std::string(name), std::string(value), NowNs()});
 }
 
 Result<std::string> LogStructuredFs::GetXattr(uint64_t ino, std::string_view name) {
-  std::shared_lock<std::shared_mutex> lock(ns_mu_);
-  const Inode* node = ns_.Find(ino);
+  ReaderLock lock(journal_.mu());
+  const Inode* node = journal_.ns().Find(ino);
   if (!node) return Status::NotFound("no inode " + std::to_string(ino));
   auto it = node->xattrs.find(std::string(name));
   if (it == node->xattrs.end()) return Status::NoData(std::string(name));
@@ -863,8 +625,8 @@ Result<std::string> LogStructuredFs::GetXattr(uint64_t ino, std::string_view nam
 }
 
 Result<std::string> LogStructuredFs::ListXattr(uint64_t ino) {
-  std::shared_lock<std::shared_mutex> lock(ns_mu_);
-  const Inode* node = ns_.Find(ino);
+  ReaderLock lock(journal_.mu());
+  const Inode* node = journal_.ns().Find(ino);
   if (!node) return Status::NotFound("no inode " + std::to_string(ino));
   std::string names;
   for (const auto& [name, value] : node->xattrs) {
@@ -875,18 +637,18 @@ Result<std::string> LogStructuredFs::ListXattr(uint64_t ino) {
 }
 
 Status LogStructuredFs::RemoveXattr(uint64_t ino, std::string_view name) {
-  std::unique_lock<std::shared_mutex> lock(ns_mu_);
-  Inode* node = ns_.Find(ino);
+  WriterLock lock(journal_.mu());
+  const Inode* node = journal_.ns().Find(ino);
   if (!node) return Status::NotFound("no inode " + std::to_string(ino));
   if (!node->xattrs.count(std::string(name))) return Status::NoData(std::string(name));
-  return Mutate(record::RemoveXattr{ino, std::string(name), NowNs()});
+  return journal_.Apply(record::RemoveXattr{ino, std::string(name), NowNs()});
 }
 
 struct statvfs LogStructuredFs::StatFs() {
   size_t inodes;
   {
-    std::shared_lock<std::shared_mutex> lock(ns_mu_);
-    inodes = ns_.inode_count();
+    ReaderLock lock(journal_.mu());
+    inodes = journal_.ns().inode_count();
   }
   return StatFsFor(inodes);
 }
@@ -906,7 +668,7 @@ struct statvfs LogStructuredFs::StatFsFor(size_t inodes) const {
   sv.f_frsize = kBlockSize;
   sv.f_blocks = usable_segments * seg / kBlockSize;
   sv.f_bfree = std::min<uint64_t>(sv.f_blocks,
-                                  (free_segments * seg + data_->open_buffer_room()) / kBlockSize);
+                                  (free_segments * seg + data_.open_buffer_room()) / kBlockSize);
   sv.f_bavail = sv.f_bfree;
   sv.f_files = 1ull << 32;
   sv.f_ffree = sv.f_files - inodes;
@@ -916,7 +678,7 @@ struct statvfs LogStructuredFs::StatFsFor(size_t inodes) const {
 
 StoreStats LogStructuredFs::Stats() {
   SegmentUsage u = segments_.Usage();
-  DataLogStats d = data_->stats();
+  DataLogStats d = data_.stats();
   StoreStats s;
   s.segment_size = sb_.segment_size;
   s.segments_total = u.total;
@@ -929,32 +691,32 @@ StoreStats LogStructuredFs::Stats() {
   s.live_file_bytes = u.live_file_bytes;
   s.dead_bytes = u.data * sb_.segment_size - std::min<uint64_t>(u.data * sb_.segment_size, u.live_bytes);
   {
-    std::shared_lock<std::shared_mutex> lock(ns_mu_);
-    s.inodes = ns_.inode_count();
+    ReaderLock lock(journal_.mu());
+    s.inodes = journal_.ns().inode_count();
   }
   s.bytes_written = bytes_written_.load();
   s.bytes_read = bytes_read_.load();
   s.read_errors = read_errors_.load();
   s.data_device_bytes = d.device_bytes_written;
-  s.metadata_device_bytes = metadata_bytes_.load();
+  const JournalStats j = journal_.stats();
+  s.metadata_device_bytes = j.metadata_device_bytes;
   s.segments_written = d.segments_written;
   s.partial_flushes = d.partial_flushes;
   s.buffer_waits = d.waits_for_buffer;
   s.read_cache_hits = d.read_cache_hits;
   s.read_cache_misses = d.read_cache_misses;
   s.appends = d.appends;
-  s.commits = commits_.load();
-  s.log_compactions = compactions_.load();
-  s.cleaner_bytes_moved = cleaned_bytes_.load();
-  s.cleaner_segments = cleaned_segments_.load();
-  {
-    std::lock_guard<std::mutex> lock(encoder_stats_mu_);
-    s.compressed_runs = encoder_stats_.runs - encoder_stats_.runs_raw;
-    s.compress_raw_runs = encoder_stats_.runs_raw;
-    s.compress_bytes_in = encoder_stats_.bytes_in;
-    s.compress_bytes_out = encoder_stats_.bytes_out;
-  }
-  const PendingRunStats p = pending_.stats();
+  s.commits = j.commits;
+  s.log_compactions = j.compactions;
+  const CleanerStats c = cleaner_.stats();
+  s.cleaner_bytes_moved = c.bytes_moved;
+  s.cleaner_segments = c.segments;
+  const EncoderStats e = encoder_tally_.Total();
+  s.compressed_runs = e.runs - e.runs_raw;
+  s.compress_raw_runs = e.runs_raw;
+  s.compress_bytes_in = e.bytes_in;
+  s.compress_bytes_out = e.bytes_out;
+  const PendingRunStats p = pipeline_.stats();
   s.compress_pending_bytes = p.held_bytes;
   s.compress_waits = p.waits;
   s.compress_skipped_runs = p.refused;

@@ -28,10 +28,11 @@ constexpr uint32_t kMinSegments = 8;
 Result<std::unique_ptr<FileSystem>> OpenFileSystemOnDevice(std::unique_ptr<BlockDevice> device,
                                                            const MountOptions& options) {
   CKPTFS_ASSIGN_OR_RETURN(Superblock sb, ReadSuperblock(device.get()));
-  if (auto policy = ParseCompressionPolicy(options.compress); !policy.ok()) {
+  auto policy = ParseCompressionPolicy(options.compress);
+  if (!policy.ok()) {
     return Status::Invalid("compress=" + options.compress + ": " + policy.status().message());
   }
-  auto fs = std::make_unique<LogStructuredFs>(options, std::move(device), sb);
+  auto fs = std::make_unique<LogStructuredFs>(options, *policy, std::move(device), sb);
   CKPTFS_RETURN_IF_ERROR(fs->Recover());
   return std::unique_ptr<FileSystem>(std::move(fs));
 }

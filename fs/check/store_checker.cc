@@ -7,7 +7,7 @@
 
 #include "ckptfs/filesystem.h"
 #include "format/superblock.h"
-#include "log/log_reader.h"
+#include "journal/replay.h"
 #include "meta/namespace.h"
 #include "segment/segment_table.h"
 #include "compress/extent_codec.h"
@@ -152,14 +152,8 @@ Result<CheckReport> CheckStore(BlockDevice* device) {
 
   SegmentTable segments(sb);
   Namespace ns(&segments);
-  LogReader reader(device, sb);
-  auto replay = reader.Replay([&](const Record& r) -> Status {
-    if (auto* w = std::get_if<record::WriteExtent>(&r); w && !sb.ContainsRun(w->phys.addr, w->phys.length)) {
-      return Status::Corruption("extent of inode " + std::to_string(w->ino) +
-                                " points outside the data segments");
-    }
-    return ns.Apply(r);
-  });
+  // The mount's own replay, so fsck sees exactly the tree a mount would.
+  auto replay = ReplayStore(device, sb, &ns, &segments);
   if (!replay.ok()) {
     report.log_damaged = true;
     report.errors.push_back("metadata log: " + replay.status().ToString());
@@ -171,7 +165,6 @@ Result<CheckReport> CheckStore(BlockDevice* device) {
     report.log_damaged = true;
     report.errors.push_back(replay->damage);
   }
-  segments.FinishReplay(replay->segments);
   if (!ns.Find(kRootIno)) {
     report.errors.push_back("no root directory");
     return report;

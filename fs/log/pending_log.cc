@@ -45,6 +45,12 @@ bool PendingLog::Fill(uint64_t key, std::string encoded) {
   return true;
 }
 
+std::optional<uint64_t> PendingLog::ReservedSeq(uint64_t key) const {
+  auto it = reserved_.find(key);
+  if (it == reserved_.end()) return std::nullopt;
+  return it->second->last_seq;
+}
+
 uint64_t PendingLog::TakeReady(std::string* out) {
   while (!chunks_.empty() && !chunks_.front().reserved) {
     Chunk& chunk = chunks_.front();

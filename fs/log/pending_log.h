@@ -9,11 +9,12 @@
 // they happened, with or without compression, so that after a crash a file
 // renamed over another after a write is never found without that write.
 //
-// Not thread-safe: LogStructuredFs guards it with its namespace lock.
+// Not thread-safe: the Journal guards it with its namespace lock.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -39,6 +40,8 @@ class PendingLog {
   // Fills the place reserved for `key` with encoded records; false when no
   // place is reserved for it (a bug in the caller).
   bool Fill(uint64_t key, std::string encoded);
+  // The sequence number of the place reserved for `key`, if one is.
+  std::optional<uint64_t> ReservedSeq(uint64_t key) const;
 
   // Moves the longest prefix with no unfilled place into *out (appending)
   // and returns the sequence number of its last record: everything up to it

@@ -42,8 +42,9 @@ struct Inode {
   std::map<uint64_t, std::string> names_by_cookie;
   uint64_t next_cookie = 3;
 
-  std::atomic<uint64_t> lookups{0};
-  std::atomic<uint64_t> open_handles{0};
+  // mutable: counted by operations that hold the namespace lock only shared.
+  mutable std::atomic<uint64_t> lookups{0};
+  mutable std::atomic<uint64_t> open_handles{0};
 
   bool is_dir() const { return S_ISDIR(mode); }
   bool is_regular() const { return S_ISREG(mode); }

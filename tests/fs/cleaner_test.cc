@@ -10,7 +10,7 @@
 #include "check/store_checker.h"
 #include "ckptfs/filesystem.h"
 #include "io/block_device.h"
-#include "segment/cleaning_policy.h"
+#include "clean/cleaning_policy.h"
 
 namespace ckptfs {
 namespace {

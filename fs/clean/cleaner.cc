@@ -1,25 +1,17 @@
-// Segment cleaning for LogStructuredFs: moves the live data out of partly
-// dead segments so they can be reused, in the background when free space
-// runs low and in the foreground when a write would otherwise fail.
-//
-// A move copies one mapped range to the cleaner's stream and re-points the
-// file at the copy only if the range still maps to the same stored bytes
-// when the copy is done: a user write in between wins, and the copy dies.
-// With compress_when=idle the same moves, made when the mount is idle,
-// rewrite raw data of compressing files compressed (RecompressOnce).
+// Cleaner implementation.
+#include "clean/cleaner.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <memory>
 #include <optional>
 
-#include "log_structured_fs.h"
-#include "segment/cleaning_policy.h"
+#include "clean/cleaning_policy.h"
 
 namespace ckptfs {
-namespace {
 
-struct Move {
+struct Cleaner::Move {
   uint64_t ino;
   uint64_t offset;
   uint64_t length;
@@ -28,45 +20,95 @@ struct Move {
   CompressionPolicy recompress;  // enabled: compress this raw piece on the way
 };
 
-}  // namespace
+Cleaner::Cleaner(const MountOptions& options, const Superblock& sb, Journal* journal,
+                 DataLog* data, SegmentTable* segments, CompressionPolicies* policies,
+                 EncoderTally* tally, const std::atomic<uint64_t>* user_bytes_written)
+    : options_(options),
+      sb_(sb),
+      journal_(journal),
+      data_(data),
+      segments_(segments),
+      policies_(policies),
+      tally_(tally),
+      user_bytes_written_(user_bytes_written) {}
 
-uint64_t LogStructuredFs::CleanerRoom() const {
-  const SegmentUsage usage = segments_.Usage();
+Cleaner::~Cleaner() { Stop(); }
+
+void Cleaner::Start() {
+  MutexLock lock(&bg_mu_);
+  if (thread_.joinable() || stop_) return;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void Cleaner::Stop() {
+  {
+    MutexLock lock(&bg_mu_);
+    stop_ = true;
+  }
+  bg_cv_.NotifyAll();
+  if (thread_.joinable()) thread_.join();
+}
+
+CleanerStats Cleaner::stats() const {
+  return CleanerStats{bytes_moved_.load(), segments_cleaned_.load()};
+}
+
+Result<DataLog::Ticket> Cleaner::AppendMakingRoom(const char* data, size_t len, RunCoding coding,
+                                                  bool placing_pending) {
+  constexpr auto kUser = DataLog::Stream::kUser;
+  auto ticket = data_->Append(data, len, kUser, coding, placing_pending);
+  if (ticket.ok() || !ticket.status().IsNoSpace()) return ticket;
+  // Segments freed by deletions become reusable once their records commit.
+  CKPTFS_RETURN_IF_ERROR(journal_->CommitNow());
+  ticket = data_->Append(data, len, kUser, coding, placing_pending);
+  // Then dead space inside partly live segments: clean until the write fits
+  // or nothing is left to clean (the store is truly full).
+  for (int round = 0; round < 64 && !ticket.ok() && ticket.status().IsNoSpace(); ++round) {
+    CKPTFS_ASSIGN_OR_RETURN(CleanResult cleaned, CleanOnce(8));
+    // Nothing worth cleaning is left: the live data fills the store.
+    if (cleaned.segments == 0) break;
+    ticket = data_->Append(data, len, kUser, coding, placing_pending);
+  }
+  return ticket;
+}
+
+uint64_t Cleaner::Room() const {
+  const SegmentUsage usage = segments_->Usage();
   const uint64_t free_bytes =
       (usage.free - std::min(usage.free, usage.meta_reserved)) * sb_.segment_size;
   return free_bytes - std::min(free_bytes, usage.pending_reserved_bytes) +
          data_->open_buffer_room(DataLog::Stream::kCleaner);
 }
 
-Result<LogStructuredFs::CleanResult> LogStructuredFs::CleanOnce(size_t max_victims) {
-  std::lock_guard<std::mutex> clean_lock(clean_mu_);
+Result<CleanResult> Cleaner::CleanOnce(size_t max_victims) {
+  MutexLock pass(&pass_mu_);
   // The moved data must fit in what the cleaner may allocate.
   const std::vector<uint32_t> victims =
-      PickVictims(segments_.CleaningCandidates(), sb_.segment_size, max_victims, CleanerRoom());
+      PickVictims(segments_->CleaningCandidates(), sb_.segment_size, max_victims, Room());
   if (victims.empty()) return CleanResult{};
   // With compress_when=idle what the cleaner moves is compressed too, so
   // that what it writes (never picked by RecompressOnce) is done with.
-  return EvacuateLocked(victims, /*recompress=*/options_.compress_when_idle);
+  return Evacuate(victims, /*recompress=*/options_.compress_when_idle);
 }
 
-Result<LogStructuredFs::CleanResult> LogStructuredFs::RecompressOnce(size_t max_victims) {
-  std::lock_guard<std::mutex> clean_lock(clean_mu_);
+Result<CleanResult> Cleaner::RecompressOnce(size_t max_victims) {
+  MutexLock pass(&pass_mu_);
   // The burst's last segment is still open and, idle, will not fill: seal
   // it if it holds enough to be worth the room given up.
   if (data_->open_buffer_room(DataLog::Stream::kUser) <= sb_.segment_size * 3 / 4) {
     data_->SealOpen(DataLog::Stream::kUser);
   }
-  const uint64_t written_before = bytes_written_.load();
+  const uint64_t written_before = user_bytes_written_->load();
   // File bytes per segment that are stored raw but belong to files that
   // compress: what rewriting the segment would shrink.
   std::vector<uint64_t> raw_bytes(sb_.segment_count, 0);
   {
-    std::shared_lock<std::shared_mutex> lock(ns_mu_);
-    for (const auto& [ino, node] : ns_.inodes()) {
-      if (!node->is_regular() || !PolicyFor(*node).enabled) continue;
+    ReaderLock lock(journal_->mu());
+    for (const auto& [ino, node] : journal_->ns().inodes()) {
+      if (!node->is_regular() || !policies_->For(*node).enabled) continue;
       for (const auto& [offset, e] : node->extents.entries()) {
         if (!e.phys.pending() && !e.phys.compressed()) {
-          raw_bytes[segments_.SegmentOf(e.phys.addr)] += e.length;
+          raw_bytes[segments_->SegmentOf(e.phys.addr)] += e.length;
         }
       }
     }
@@ -74,7 +116,7 @@ Result<LogStructuredFs::CleanResult> LogStructuredFs::RecompressOnce(size_t max_
   // Only segments users wrote: what the cleaner wrote was recompressed
   // already, or is what did not compress, and is not tried again.
   std::vector<SegmentSummary> candidates;
-  for (const SegmentSummary& c : segments_.CleaningCandidates()) {
+  for (const SegmentSummary& c : segments_->CleaningCandidates()) {
     if (!c.by_cleaner && raw_bytes[c.segment] > 0 && 2 * raw_bytes[c.segment] >= c.live_bytes) {
       candidates.push_back(c);
     }
@@ -82,30 +124,36 @@ Result<LogStructuredFs::CleanResult> LogStructuredFs::RecompressOnce(size_t max_
   std::sort(candidates.begin(), candidates.end(),
             [](const SegmentSummary& a, const SegmentSummary& b) { return a.age > b.age; });
   std::vector<uint32_t> victims;
-  uint64_t room = CleanerRoom();
+  uint64_t room = Room();
   for (const SegmentSummary& c : candidates) {
     if (victims.size() >= max_victims || c.live_bytes > room) break;
     room -= c.live_bytes;
     victims.push_back(c.segment);
   }
   // Writes resumed while scanning: leave the device to them.
-  if (victims.empty() || bytes_written_.load() != written_before) return CleanResult{};
-  return EvacuateLocked(victims, /*recompress=*/true);
+  if (victims.empty() || user_bytes_written_->load() != written_before) return CleanResult{};
+  return Evacuate(victims, /*recompress=*/true);
 }
 
-Result<LogStructuredFs::CleanResult> LogStructuredFs::EvacuateLocked(
-    const std::vector<uint32_t>& victims, bool recompress) {
+bool Cleaner::StillMapped(const Move& m) const {
+  const Inode* node = journal_->ns().Find(m.ino);
+  if (!node || !node->is_regular()) return false;
+  auto now = node->extents.Lookup(m.offset, m.length);
+  return now.size() == 1 && !now[0].hole && now[0].phys == m.phys && now[0].skip == m.skip;
+}
+
+Result<CleanResult> Cleaner::Evacuate(const std::vector<uint32_t>& victims, bool recompress) {
   std::vector<bool> is_victim(sb_.segment_count, false);
   for (uint32_t v : victims) is_victim[v] = true;
 
   std::vector<Move> moves;
   {
-    std::shared_lock<std::shared_mutex> lock(ns_mu_);
-    for (const auto& [ino, node] : ns_.inodes()) {
+    ReaderLock lock(journal_->mu());
+    for (const auto& [ino, node] : journal_->ns().inodes()) {
       CompressionPolicy policy;
-      if (recompress && node->is_regular()) policy = PolicyFor(*node);
+      if (recompress && node->is_regular()) policy = policies_->For(*node);
       for (const auto& [offset, e] : node->extents.entries()) {
-        if (!e.phys.pending() && is_victim[segments_.SegmentOf(e.phys.addr)]) {
+        if (!e.phys.pending() && is_victim[segments_->SegmentOf(e.phys.addr)]) {
           moves.push_back({ino, offset, e.length, e.phys, e.skip, policy});
         }
       }
@@ -123,13 +171,6 @@ Result<LogStructuredFs::CleanResult> LogStructuredFs::EvacuateLocked(
   bool out_of_room = false;
   bool unmoved = false;  // a live piece could not be read
   std::string buf;
-  // Still mapped as when the moves were listed? Requires ns_mu_.
-  auto still_mapped = [this](const Move& m) {
-    const Inode* node = ns_.Find(m.ino);
-    if (!node || !node->is_regular()) return false;
-    auto now = node->extents.Lookup(m.offset, m.length);
-    return now.size() == 1 && !now[0].hole && now[0].phys == m.phys && now[0].skip == m.skip;
-  };
   // A compressed run that is mostly live moves whole and still encoded: one
   // copy serves every move out of it. One that is mostly dead has its live
   // pieces moved decoded (raw), so its dead bytes are reclaimed.
@@ -137,7 +178,7 @@ Result<LogStructuredFs::CleanResult> LogStructuredFs::EvacuateLocked(
   PhysicalExtent run_copied_from;
   for (const Move& m : moves) {
     const bool whole_run =
-        m.phys.compressed() && 2 * segments_.CompressedRunRefs(m.phys) >= m.phys.raw_length;
+        m.phys.compressed() && 2 * segments_->CompressedRunRefs(m.phys) >= m.phys.raw_length;
     // Moves are in device order, so a run's moves are adjacent; its ticket
     // goes as soon as they are done (a held ticket keeps a buffer unflushed).
     if (run_copy && !(whole_run && run_copied_from == m.phys)) run_copy.reset();
@@ -146,12 +187,12 @@ Result<LogStructuredFs::CleanResult> LogStructuredFs::EvacuateLocked(
       Status s;
       {
         // As a user read does: the range is checked and its segment pinned
-        // (reclaim lock) under the namespace lock, so it cannot be freed and
+        // (read pin) under the namespace lock, so it cannot be freed and
         // reused between the check and the read.
-        std::shared_lock<std::shared_mutex> lock(ns_mu_);
-        if (!still_mapped(m)) continue;
-        std::shared_lock<std::shared_mutex> reclaim(reclaim_mu_);
-        lock.unlock();
+        ReaderLock lock(journal_->mu());
+        if (!StillMapped(m)) continue;
+        ReadPins::Pin pin = segments_->PinForRead();
+        lock.Unlock();
         if (whole_run) {
           s = data_->ReadStored(m.phys, &buf);
         } else {
@@ -196,11 +237,11 @@ Result<LogStructuredFs::CleanResult> LogStructuredFs::EvacuateLocked(
     }
     const DataLog::Ticket& copy = whole_run ? *run_copy : *piece_copy;
     {
-      std::unique_lock<std::shared_mutex> lock(ns_mu_);
-      if (still_mapped(m)) {
+      WriterLock lock(journal_->mu());
+      if (StillMapped(m)) {
         // A raw piece was copied alone, so it starts the copy; a compressed
         // one keeps its place in the decoded run.
-        CKPTFS_RETURN_IF_ERROR(Mutate(record::WriteExtent{m.ino, m.offset,
+        CKPTFS_RETURN_IF_ERROR(journal_->Apply(record::WriteExtent{m.ino, m.offset,
                                                           static_cast<uint32_t>(m.length),
                                                           copy.extent(), whole_run ? m.skip : 0,
                                                           0}));
@@ -209,44 +250,36 @@ Result<LogStructuredFs::CleanResult> LogStructuredFs::EvacuateLocked(
     }
   }
   run_copy.reset();
-  cleaned_bytes_.fetch_add(stored_moved);
-  if (encoder) {
-    const EncoderStats& e = encoder->stats();
-    std::lock_guard<std::mutex> lock(encoder_stats_mu_);
-    encoder_stats_.runs += e.runs;
-    encoder_stats_.runs_raw += e.runs_raw;
-    encoder_stats_.bytes_in += e.bytes_in;
-    encoder_stats_.bytes_out += e.bytes_out;
-    for (size_t c = 0; c <= kMaxCodec; ++c) encoder_stats_.by_codec[c] += e.by_codec[c];
-  }
-  cleaned_segments_.fetch_add(victims.size());
+  bytes_moved_.fetch_add(stored_moved);
+  if (encoder) tally_->AddSince(encoder->stats(), EncoderStats{});
+  segments_cleaned_.fetch_add(victims.size());
   // The victims hold no live bytes now; the commit makes them free.
-  CKPTFS_RETURN_IF_ERROR(CommitNow());
+  CKPTFS_RETURN_IF_ERROR(journal_->CommitNow());
   spdlog::debug("cleaner: {} segment(s) emptied, {} live bytes moved", victims.size(), moved);
   // Victims left part live (no room, or damaged data) are not all emptied:
   // say so, or a caller looking for space would clean again for nothing.
   return CleanResult{(out_of_room && moved == 0) || unmoved ? 0 : victims.size(), stored_moved};
 }
 
-bool LogStructuredFs::SpaceIsLow() const {
-  SegmentUsage u = segments_.Usage();
+bool Cleaner::SpaceIsLow() const {
+  SegmentUsage u = segments_->Usage();
   const uint32_t free = u.free + u.pending_free;
   const uint32_t low_water = std::max<uint32_t>(2 * u.reserved, u.total / 10);
   return free < low_water;
 }
 
-void LogStructuredFs::CleanerLoop() {
-  std::unique_lock<std::mutex> lock(bg_mu_);
+void Cleaner::Loop() {
+  MutexLock lock(&bg_mu_);
   // compress_when=idle: once no user byte was written for a second, rewrite
   // raw data compressed, until a pass finds nothing or writes resume.
-  uint64_t last_written = bytes_written_.load();
+  uint64_t last_written = user_bytes_written_->load();
   int idle_ticks = 0;
   // Raw data a previous mount left is compressed too, once idle.
   bool recompressed_all = !options_.compress_when_idle;
   while (!stop_) {
-    bg_cv_.wait_for(lock, std::chrono::milliseconds(100));
+    bg_cv_.WaitFor(&bg_mu_, std::chrono::milliseconds(100));
     if (stop_) break;
-    const uint64_t written = bytes_written_.load();
+    const uint64_t written = user_bytes_written_->load();
     if (written != last_written) {
       last_written = written;
       idle_ticks = 0;
@@ -258,7 +291,7 @@ void LogStructuredFs::CleanerLoop() {
     const bool recompress =
         !clean && options_.compress_when_idle && idle_ticks >= 10 && !recompressed_all;
     if (!clean && !recompress) continue;
-    lock.unlock();
+    lock.Unlock();
     const auto start = std::chrono::steady_clock::now();
     auto cleaned = clean ? CleanOnce(4) : RecompressOnce(4);
     // A store made full by a raw burst has nothing dead to clean: compressing
@@ -280,7 +313,7 @@ void LogStructuredFs::CleanerLoop() {
             start + std::chrono::duration_cast<std::chrono::nanoseconds>(budget));
       }
     }
-    lock.lock();
+    lock.Lock();
   }
 }
 

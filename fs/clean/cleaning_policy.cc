@@ -1,5 +1,5 @@
 // PickVictims implementation.
-#include "segment/cleaning_policy.h"
+#include "clean/cleaning_policy.h"
 
 #include <algorithm>
 

@@ -1,0 +1,99 @@
+// Cleaner: makes room. It moves the live data out of partly dead segments
+// so they can be reused, in the background when free space runs low and in
+// the foreground when a write would otherwise fail (AppendMakingRoom); with
+// compress_when=idle it also rewrites raw data of compressing files
+// compressed once the mount is idle.
+//
+// A move copies one mapped range to the cleaner's stream and re-points the
+// file at the copy (Journal::Apply) only if the range still maps the same
+// stored bytes when the copy is done: a user write in between wins, and the
+// copy dies. The cleaner owns its pass lock, its thread and its figures;
+// the namespace is the journal's, the segments the segment table's.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "ckptfs/options.h"
+#include "compress/compression_policies.h"
+#include "compress/encoder_tally.h"
+#include "journal/journal.h"
+#include "segment/data_log.h"
+#include "segment/segment_table.h"
+#include "util/mutex.h"
+
+namespace ckptfs {
+
+struct CleanResult {
+  size_t segments = 0;  // victims emptied (free after the commit the pass makes)
+  uint64_t moved = 0;   // stored bytes copied out of them
+};
+
+struct CleanerStats {
+  uint64_t bytes_moved = 0;
+  uint64_t segments = 0;
+};
+
+class Cleaner {
+ public:
+  // Every pointer must outlive the cleaner. `user_bytes_written` tells it
+  // whether users are writing (it stays out of their way).
+  Cleaner(const MountOptions& options, const Superblock& sb, Journal* journal, DataLog* data,
+          SegmentTable* segments, CompressionPolicies* policies, EncoderTally* tally,
+          const std::atomic<uint64_t>* user_bytes_written);
+  ~Cleaner();
+
+  void Start() EXCLUDES(bg_mu_);
+  void Stop() EXCLUDES(bg_mu_);
+
+  // Appends to the user stream (`placing_pending`: a compressor placing a
+  // write it was promised room for); when the store is full, commits (dead
+  // segments become free only then) and cleans until the bytes fit or
+  // nothing is left to clean (NoSpace: the live data fills the store).
+  Result<DataLog::Ticket> AppendMakingRoom(const char* data, size_t len, RunCoding coding,
+                                           bool placing_pending);
+  // Empties up to `max_victims` segments, the emptiest and coldest first.
+  Result<CleanResult> CleanOnce(size_t max_victims) EXCLUDES(pass_mu_);
+
+  CleanerStats stats() const;
+
+ private:
+  struct Move;
+  // compress_when=idle: rewrites up to `max_victims` segments holding
+  // mostly raw data of compressing files, compressing it on the way.
+  Result<CleanResult> RecompressOnce(size_t max_victims) EXCLUDES(pass_mu_);
+  // Moves every live byte out of `victims` to the cleaner's stream (with
+  // `recompress`, raw data of compressing files is compressed) and commits.
+  Result<CleanResult> Evacuate(const std::vector<uint32_t>& victims, bool recompress)
+      REQUIRES(pass_mu_);
+  // Still mapped as when the move was listed?
+  bool StillMapped(const Move& m) const REQUIRES_SHARED(journal_->mu());
+  // Bytes the cleaner may write now: free segments beyond the metadata
+  // reserve and the room promised to queued writes, plus its open buffer.
+  uint64_t Room() const;
+  bool SpaceIsLow() const;
+  void Loop() EXCLUDES(bg_mu_);
+
+  const MountOptions options_;
+  const Superblock sb_;
+  Journal* const journal_;
+  DataLog* const data_;
+  SegmentTable* const segments_;
+  CompressionPolicies* const policies_;
+  EncoderTally* const tally_;
+  const std::atomic<uint64_t>* const user_bytes_written_;
+
+  Mutex pass_mu_;  // one pass at a time (background, or a writer making room)
+
+  Mutex bg_mu_;
+  CondVar bg_cv_;
+  bool stop_ GUARDED_BY(bg_mu_) = false;
+  std::thread thread_;
+
+  std::atomic<uint64_t> bytes_moved_{0};
+  std::atomic<uint64_t> segments_cleaned_{0};
+};
+
+}  // namespace ckptfs
