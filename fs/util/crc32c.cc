@@ -38,24 +38,50 @@ constexpr std::array<uint32_t, 256> kTable = MakeTable();
 // short enough that 1 MiB runs are nearly all interleaved.
 constexpr size_t kBlock = 8192;
 
-// The raw register advanced over kBlock zero bytes, as four byte tables
-// (the map is linear, so it is the xor of its values on each byte).
-constexpr std::array<std::array<uint32_t, 256>, 4> MakeShiftTables() {
-  std::array<uint32_t, 32> basis{};
-  for (int bit = 0; bit < 32; ++bit) {
-    uint32_t r = 1u << bit;
-    for (size_t i = 0; i < kBlock; ++i) r = kTable[r & 0xFF] ^ (r >> 8);
-    basis[bit] = r;
+// A linear map on the 32-bit register over GF(2): column b is the image of
+// bit b.
+using Gf2Matrix = std::array<uint32_t, 32>;
+
+constexpr uint32_t Apply(const Gf2Matrix& m, uint32_t v) {
+  uint32_t out = 0;
+  for (int b = 0; b < 32; ++b) {
+    if (v & (1u << b)) out ^= m[b];
   }
+  return out;
+}
+
+// `outer` after `inner`.
+constexpr Gf2Matrix Compose(const Gf2Matrix& outer, const Gf2Matrix& inner) {
+  Gf2Matrix m{};
+  for (int b = 0; b < 32; ++b) m[b] = Apply(outer, inner[b]);
+  return m;
+}
+
+// The raw register advanced over n zero bytes, by repeated squaring of the
+// one-byte map: log2(n) compositions instead of n steps per column, which
+// keeps the evaluation within clang's constexpr step limit.
+constexpr Gf2Matrix ZeroBytes(size_t n) {
+  Gf2Matrix one_byte{};
+  Gf2Matrix result{};
+  for (int b = 0; b < 32; ++b) {
+    uint32_t r = 1u << b;
+    one_byte[b] = kTable[r & 0xFF] ^ (r >> 8);
+    result[b] = r;
+  }
+  for (; n > 0; n >>= 1) {
+    if (n & 1) result = Compose(one_byte, result);
+    one_byte = Compose(one_byte, one_byte);
+  }
+  return result;
+}
+
+// The advance over kBlock zero bytes as four byte tables (the map is
+// linear, so it is the xor of its values on each byte).
+constexpr std::array<std::array<uint32_t, 256>, 4> MakeShiftTables() {
+  const Gf2Matrix basis = ZeroBytes(kBlock);
   std::array<std::array<uint32_t, 256>, 4> tables{};
   for (int k = 0; k < 4; ++k) {
-    for (uint32_t v = 0; v < 256; ++v) {
-      uint32_t out = 0;
-      for (int j = 0; j < 8; ++j) {
-        if (v & (1u << j)) out ^= basis[8 * k + j];
-      }
-      tables[k][v] = out;
-    }
+    for (uint32_t v = 0; v < 256; ++v) tables[k][v] = Apply(basis, v << (8 * k));
   }
   return tables;
 }
