@@ -1,8 +1,12 @@
 // The tools' shared command-line conventions (tools/common): help and version
 // are text to print, a bad value is named with its option, sizes take
-// suffixes, a repeated option takes its last value.
+// suffixes, a repeated option takes its last value; and every tool binary
+// exits with its usage code, naming the option, when given a bad one.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -102,6 +106,66 @@ TEST(CommandLine, HelpIsWrappedAtEightyColumns) {
     ++lines;
   }
   EXPECT_GT(lines, 10);
+}
+
+struct Output {
+  int code = -1;
+  std::string text;  // stdout and stderr
+};
+
+Output RunTool(const std::string& command) {
+  Output out;
+  FILE* pipe = popen((std::string(CKPTFS_BIN_DIR) + "/" + command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.text.append(buf, n);
+  int status = pclose(pipe);
+  out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+bool Built(const std::string& tool) { return access((std::string(CKPTFS_BIN_DIR) + "/" + tool).c_str(), X_OK) == 0; }
+
+TEST(ToolCommandLines, BadOptionsExitWithTheUsageCodeAndNameTheOption) {
+  struct Case {
+    const char* tool;
+    const char* args;
+    int code;
+    const char* named;
+  };
+  for (const Case& c : {Case{"mkfs.ckptfs", "--size lots /nonexistent/store", 2, "--size: not a size: lots"},
+                        Case{"mkfs.ckptfs", "--no-such-flag /nonexistent/store", 2, "--no-such-flag"},
+                        Case{"mkfs.ckptfs", "", 2, "PATH is required"},
+                        Case{"ckptfs-fsck", "--wait soon /nonexistent/store", 16, "--wait: needs seconds >= 0"},
+                        Case{"ckptfs-stat", "--interval 0 /", 2, "--interval: needs seconds > 0"},
+                        Case{"ckptfs-compress-bench", "--repeat 0 --synthetic", 2, "--repeat: needs an integer >= 1"},
+                        Case{"ckptfs-compress-bench", "--level 99 --synthetic", 2, "--level: compression level 99"},
+                        Case{"ckptfs-compress-bench", "", 2, "no input"},
+                        Case{"ckpt-replay", "--workload llama3-8b --plan --tp 0", 2, "--tp: needs an integer >= 1"}}) {
+    if (!Built(c.tool)) continue;  // ckpt-replay is optional
+    SCOPED_TRACE(std::string(c.tool) + " " + c.args);
+    Output out = RunTool(std::string(c.tool) + " " + c.args);
+    EXPECT_EQ(out.code, c.code) << out.text;
+    EXPECT_NE(out.text.find(c.named), std::string::npos) << out.text;
+    EXPECT_NE(out.text.find(std::string("try '") + c.tool + " --help'"), std::string::npos) << out.text;
+  }
+}
+
+TEST(ToolCommandLines, HelpExitsZeroAndListsTheOptions) {
+  struct Case {
+    const char* tool;
+    const char* option;
+  };
+  for (const Case& c : {Case{"mkfs.ckptfs", "--segment-size SIZE"}, Case{"ckptfs-fsck", "--wait S"},
+                        Case{"ckptfs-stat", "--interval SEC"}, Case{"ckptfs-compress-bench", "--level N[,N...]"},
+                        Case{"ckpt-replay", "--restore-mode M"}}) {
+    if (!Built(c.tool)) continue;
+    SCOPED_TRACE(c.tool);
+    Output out = RunTool(std::string(c.tool) + " --help");
+    EXPECT_EQ(out.code, 0) << out.text;
+    EXPECT_NE(out.text.find(c.option), std::string::npos) << out.text;
+  }
 }
 
 }  // namespace
