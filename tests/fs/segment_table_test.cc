@@ -392,6 +392,37 @@ TEST(SegmentTableProvision, SegmentWithNoRoomUnderItIsSkipped) {
   EXPECT_EQ(std::count(asked.begin(), asked.end(), 2u), 0);
 }
 
+TEST(SegmentTableProvision, UnprovisionedSegmentsDoNotCountAsFree) {
+  const Superblock sb = MakeSuperblock();
+  // The file system under the store has room for segments up to 8 only.
+  SegmentTable table(sb, [](uint32_t s) -> Status {
+    return s <= 8 ? Status::Ok() : Status::NoSpace("backing file system full");
+  });
+  table.FinishReplay({0});
+  uint32_t got = 0;
+  Status last;
+  while (true) {
+    auto s = table.AllocateData();
+    if (!s.ok()) {
+      last = s.status();
+      break;
+    }
+    ++got;
+  }
+  // 1 to 8, then 9, 10 and 11 are found unprovisioned, which leaves 4 usable
+  // segments (12 to 15, not asked yet): the reserves, not the user's.
+  EXPECT_EQ(got, 8u);
+  EXPECT_TRUE(last.IsNoSpace());
+  EXPECT_NE(last.message().find("no room under the sparse store"), std::string::npos)
+      << last.message();
+  EXPECT_EQ(table.Usage().free, 7u);  // free, but 3 of them unusable
+  // Nor can room be promised to a compressed write out of the unusable
+  // segments: placing it would find none after its write was acknowledged.
+  Status promise = table.ReservePending(4096);
+  EXPECT_TRUE(promise.IsNoSpace()) << promise.ToString();
+  EXPECT_EQ(table.Usage().pending_reserved_bytes, 0u);
+}
+
 TEST(SegmentTableProvision, OtherProvisioningErrorsFailTheAllocation) {
   const Superblock sb = MakeSuperblock();
   int calls = 0;
