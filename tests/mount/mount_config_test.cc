@@ -152,6 +152,7 @@ TEST(MountConfig, MemoryIsASizeOfAtLeast64M) {
   ExpectRefused("memory=lots");
   ExpectRefused("memory=1Q");
   ExpectRefused("memory=");
+  ExpectRefused("memory=-1");  // not "the largest number there is"
   ExpectRefused("memory=99999999999999999999");
 }
 
@@ -174,6 +175,8 @@ TEST(MountConfig, CountsAreRangeChecked) {
     ExpectRefused(name + "=1.5");
     ExpectRefused(name + "=-1");
     ExpectRefused(name + "=99999999999999999999999");  // overflows
+    // strtoull negates what follows a minus sign: this would read as 1.
+    ExpectRefused(name + "=-18446744073709551615");
   }
   EXPECT_EQ(ParseOptions("read_ahead_kb=0").config.read_ahead_kb, 0u);  // 0: the kernel's
 }
@@ -191,6 +194,7 @@ TEST(MountConfig, SecondsAreRangeChecked) {
     ExpectRefused(n + "=soon");
     ExpectRefused(n + "=1s");
     ExpectRefused(n + "=inf");
+    ExpectRefused(n + "=nan");  // compares false both ways: must not slip through
   }
   EXPECT_EQ(ParseOptions("attr_timeout=0").config.fuse.attr_timeout, 0.0);
   EXPECT_EQ(ParseOptions("wait=0").config.busy_wait_seconds, 0.0);
