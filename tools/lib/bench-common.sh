@@ -3,8 +3,8 @@
 # arguments and tools, a store's set-up (mkfs, mount, wait for the mount), the
 # clean-up at exit (unmount, wait for the daemon, remove temporary files) and
 # sampling of CPU time and the daemon's memory. Sourced by bench-all,
-# bench-compare, bench-compress and fio-compare; sourcing runs nothing but the
-# traps below.
+# bench-compare, bench-compress, fio-compare, quickstart.sh and
+# check-user-guide; sourcing runs nothing but the traps below.
 #
 # Sourcing installs one EXIT trap that runs what bench_at_exit registered, last
 # first, and turns INT, TERM, HUP and PIPE into exits (130, 143, 129, 141) so
