@@ -6,6 +6,7 @@
 #include "compress/extent_codec.h"
 #include "util/size.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -83,7 +84,8 @@ int KeepMountpoint(void* data, const char* arg, int key, fuse_args*) {
 Result<double> ParseSeconds(const char* name, const char* text) {
   char* end = nullptr;
   double v = std::strtod(text, &end);
-  if (end == text || *end != '\0' || v < 0 || v > 86400) {
+  // Written so that NaN, which compares false with everything, fails too.
+  if (end == text || *end != '\0' || !(v >= 0 && v <= 86400)) {
     return Status::Invalid(std::string("option ") + name + "=" + text +
                            ": expected seconds between 0 and 86400");
   }
@@ -94,7 +96,9 @@ Result<uint64_t> ParseCount(const char* name, const char* text, uint64_t lo, uin
   char* end = nullptr;
   errno = 0;
   unsigned long long v = std::strtoull(text, &end, 10);
-  if (end == text || *end != '\0' || errno != 0 || v < lo || v > hi) {
+  // strtoull takes a sign and negates: "-1" would be 2^64 - 1.
+  if (!std::isdigit(static_cast<unsigned char>(text[0])) || end == text || *end != '\0' ||
+      errno != 0 || v < lo || v > hi) {
     return Status::Invalid(std::string("option ") + name + "=" + text + ": expected a number from " +
                            std::to_string(lo) + " to " + std::to_string(hi));
   }

@@ -2,8 +2,9 @@
 # Installs what ckptfs needs to build, run and test on Debian 12. Idempotent.
 set -euo pipefail
 packages=(
-  cmake g++ pkg-config
-  fuse3 libfuse3-dev liburing-dev libzstd-dev libspdlog-dev libgtest-dev
+  cmake g++ clang pkg-config
+  fuse3 libfuse3-dev liburing-dev libzstd-dev libspdlog-dev libgtest-dev libisal-dev
+  nlohmann-json3-dev libcli11-dev
   fio strace rsync attr python3-torch python3-numpy python3-matplotlib
 )
 missing=()

@@ -10,6 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install-deps.sh
 bash tools/build.sh
+source tools/lib/bench-common.sh
+BIN=build/bin
 
 demo=${CKPTFS_DEMO_DIR:-/var/tmp/ckptfs-demo}
 size=${CKPTFS_DEMO_SIZE:-16G}
@@ -17,17 +19,15 @@ scale=${CKPTFS_DEMO_SCALE:-0.0003}
 store=$demo/store.img
 mnt=$demo/mnt
 mkdir -p "$mnt"
-if mountpoint -q "$mnt"; then fusermount3 -u "$mnt"; fi
-unmount() { mountpoint -q "$mnt" && fusermount3 -u "$mnt"; sleep 0.5; }
-trap unmount EXIT
+bench_unmount "$mnt"
+bench_at_exit bench_detach "$mnt"
 
 build/bin/mkfs.ckptfs --force --size "$size" "$store"
-build/bin/ckptfs "$store" "$mnt"
+bench_mount "$store" "$mnt"
 echo "quickstart: mounted $store on $mnt"
 build/bin/ckpt-replay --workload llama3-405b --scale "$scale" --dir "$mnt" \
   --checkpoints 3 --keep 2 --restore --json "$demo/replay.json"
 df -h "$mnt"
-unmount
-trap - EXIT
+bench_unmount "$mnt"  # and waits for the daemon's flush, so that fsck sees it all
 build/bin/ckptfs-fsck "$store"
 echo "quickstart: done; results in $demo/replay.json, store at $store"

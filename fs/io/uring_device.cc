@@ -1,6 +1,7 @@
 // UringDevice: bounded in-flight chunked writes; short writes and -EAGAIN are
 // resubmitted with the offset advanced. Rings are created lazily, after any
-// daemon fork, and recycled through a small pool.
+// daemon fork, and recycled through a small pool; one a failed write left
+// requests in is destroyed instead.
 #include "io/uring_device.h"
 
 #include <cerrno>
@@ -34,9 +35,25 @@ std::unique_ptr<UringDevice::Ring> UringDevice::BorrowRing(Status* status) {
   return r;
 }
 
-void UringDevice::ReturnRing(std::unique_ptr<Ring> ring) {
+void UringDevice::ReturnRing(std::unique_ptr<Ring> ring, unsigned in_flight) {
+  // SQEs prepared but never submitted would go out with the next user's, and
+  // completions still to come would be reaped as its own. Exiting the ring
+  // drops the first and has the kernel cancel the rest.
+  if (in_flight != 0 || io_uring_sq_ready(&ring->ring) != 0 ||
+      io_uring_cq_ready(&ring->ring) != 0) {
+    io_uring_queue_exit(&ring->ring);
+    return;
+  }
   std::lock_guard<std::mutex> lock(pool_mu_);
   free_rings_.push_back(std::move(ring));
+}
+
+int UringDevice::Submit(Ring* ring) {
+  return calls_.submit ? calls_.submit(&ring->ring) : io_uring_submit(&ring->ring);
+}
+
+int UringDevice::WaitCqe(Ring* ring, io_uring_cqe** cqe) {
+  return calls_.wait_cqe ? calls_.wait_cqe(&ring->ring, cqe) : io_uring_wait_cqe(&ring->ring, cqe);
 }
 
 Status UringDevice::Write(uint64_t offset, const void* buf, size_t len) {
@@ -74,16 +91,21 @@ Status UringDevice::Write(uint64_t offset, const void* buf, size_t len) {
       io_uring_sqe_set_data64(sqe, slot);
       ++queued;
     }
-    if (queued > 0) {
-      int rc = io_uring_submit(&ring->ring);
+    // Also SQEs an earlier short submit left behind.
+    if (io_uring_sq_ready(&ring->ring) > 0) {
+      int rc = Submit(ring.get());
       if (rc < 0) {
         status = Status::IOError("io_uring_submit", -rc);
         break;
       }
-      outstanding += queued;
+      outstanding += static_cast<unsigned>(rc);
+      if (outstanding == 0) {  // waiting now would wait forever
+        status = Status::IOError("io_uring_submit took no request");
+        break;
+      }
     }
     io_uring_cqe* cqe = nullptr;
-    int rc = io_uring_wait_cqe(&ring->ring, &cqe);
+    int rc = WaitCqe(ring.get(), &cqe);
     if (rc < 0) {
       if (rc == -EINTR) continue;
       status = Status::IOError("io_uring_wait_cqe", -rc);
@@ -114,14 +136,17 @@ Status UringDevice::Write(uint64_t offset, const void* buf, size_t len) {
     }
     io_uring_cq_advance(&ring->ring, seen);
   }
-  // Drain anything still in flight before the buffer can be reused.
+  // Wait for what the kernel still has: the caller may reuse the buffer once
+  // this returns, and the ring's next user must not reap these completions.
   while (outstanding > 0) {
     io_uring_cqe* cqe = nullptr;
-    if (io_uring_wait_cqe(&ring->ring, &cqe) < 0) break;
+    int rc = WaitCqe(ring.get(), &cqe);
+    if (rc == -EINTR) continue;
+    if (rc < 0) break;  // ReturnRing then destroys the ring instead of pooling it
     io_uring_cqe_seen(&ring->ring, cqe);
     --outstanding;
   }
-  ReturnRing(std::move(ring));
+  ReturnRing(std::move(ring), outstanding);
   return status;
 }
 

@@ -218,7 +218,10 @@ uint32_t SegmentTable::PendingFree() const {
 Status SegmentTable::ReservePending(uint64_t bytes) {
   MutexLock lock(&mu_);
   pending_reserved_ += bytes;
-  if (free_count_ < meta_reserve_ + clean_reserve_ + PendingReserveSegmentsLocked()) {
+  // As in TakeFreeLocked: a segment the filesystem under a sparse store had
+  // no room for cannot keep the promise.
+  const uint32_t usable = free_count_ - unprovisioned_count_;
+  if (usable < meta_reserve_ + clean_reserve_ + PendingReserveSegmentsLocked()) {
     pending_reserved_ -= bytes;
     return Status::NoSpace("no room to promise to a compressed write");
   }

@@ -1,6 +1,6 @@
 // CRC32C (Castagnoli), the checksum on every log block, superblock and data
-// extent. Uses the SSE4.2 crc32 instruction when the CPU has it, so data
-// checksums cost far less than the copy that precedes them.
+// extent. Computed by ISA-L with the fastest instructions the CPU has, so
+// data checksums cost far less than the copy that precedes them.
 #pragma once
 
 #include <cstddef>

@@ -1,12 +1,17 @@
 // ParseSize implementation.
 #include "util/size.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 
 namespace ckptfs {
 
 Result<uint64_t> ParseSize(const std::string& text) {
+  // strtoull takes a sign and negates: "-1" would be 2^64 - 1.
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) {
+    return Status::Invalid("not a size: " + text);
+  }
   char* end = nullptr;
   errno = 0;
   unsigned long long v = std::strtoull(text.c_str(), &end, 10);

@@ -105,7 +105,7 @@ TEST(RunCache, ReusedSegmentNeverServesARunFromItsPast) {
   std::string out(MiB, '\0');
   ASSERT_TRUE(log.Read(en, 0, out.data(), out.size()).ok());
   EXPECT_TRUE(out == n) << "read of the new run returned the deleted run's bytes (first byte '" << out[0] << "')";
-  log.Close();
+  EXPECT_TRUE(log.Close().ok());
 }
 
 }  // namespace

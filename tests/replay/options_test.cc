@@ -2,6 +2,7 @@
 // errors for bad input (main() turns these into exit code 2).
 #include <gtest/gtest.h>
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -52,13 +53,19 @@ TEST(Options, UsageErrorsSayWhatIsWrong) {
     return options.ok() ? std::string() : options.status().message();
   };
   EXPECT_EQ(error({}), "nothing to do: give --workload, --trace or --from-strace");
-  EXPECT_EQ(error({"--workload", "llama3-405b", "--bogus"}), "unknown option '--bogus'");
-  EXPECT_EQ(error({"--workload", "llama3-405b", "--dir"}), "--dir needs a value");
-  EXPECT_EQ(error({"--workload", "llama3-405b", "--dir", "d", "--scale", "2"}), "--scale must be in (0, 1], got '2'");
+  EXPECT_EQ(error({"--workload", "llama3-405b", "--bogus"}), "The following argument was not expected: --bogus");
+  EXPECT_EQ(error({"--workload", "llama3-405b", "--dir"}), "--dir: 1 required DIR missing");
+  EXPECT_EQ(error({"--workload", "llama3-405b", "--dir", "d", "--scale", "2"}), "--scale: must be in (0, 1], got '2'");
   EXPECT_EQ(error({"--workload", "llama3-405b", "--dir", "d", "--scale", "1/0"}),
-            "--scale fraction must be N/D with D != 0, got '1/0'");
+            "--scale: fraction must be N/D with D != 0, got '1/0'");
   EXPECT_EQ(error({"--workload", "llama3-405b", "--dir", "d", "--checkpoints", "0"}),
-            "--checkpoints needs an integer >= 1, got '0'");
+            "--checkpoints: needs an integer >= 1, got '0'");
+  EXPECT_EQ(error({"--workload", "llama3-405b", "--plan", "--tp", "-2"}), "--tp: needs an integer >= 1, got '-2'");
+  EXPECT_EQ(error({"--workload", "llama3-405b", "--plan", "--model-dtype", "fp8"}),
+            "--model-dtype: unknown dtype 'fp8' (int8, fp16, bf16, fp32, fp64)");
+  EXPECT_EQ(error({"--workload", "llama3-405b", "--plan", "--fsync", "maybe"}), "--fsync: takes on|off, got 'maybe'");
+  EXPECT_EQ(error({"--workload", "llama3-405b", "--dir", "d", "--max-write", "lots"}),
+            "--max-write: not a size: lots");
   EXPECT_EQ(error({"--workload", "llama3-405b", "--heads", "100", "--plan"}), "attention heads must divide hidden");
   EXPECT_EQ(error({"--workload", "llama3-405b"}), "--workload needs --plan, --dir DIR or --emit-trace FILE");
   EXPECT_EQ(error({"--trace", "t"}), "--trace needs --dir DIR");
@@ -82,7 +89,7 @@ TEST(Options, RestoreModeAndRestoreOnly) {
     return options.ok() ? std::string() : options.status().message();
   };
   EXPECT_EQ(error({"--workload", "llama3-405b", "--dir", "d", "--restore", "--restore-mode", "splice"}),
-            "--restore-mode takes read|mmap, got 'splice'");
+            "--restore-mode: takes read|mmap, got 'splice'");
   EXPECT_EQ(error({"--workload", "llama3-405b", "--emit-trace", "t", "--restore-only"}),
             "--restore-only needs --dir DIR");
   EXPECT_EQ(error({"--workload", "llama3-405b", "--dir", "d", "--restore-only", "--keep", "2"}),
@@ -98,9 +105,28 @@ TEST(Options, SmallFilesScaleMeansFileCount) {
 }
 
 TEST(Options, ByteSizesTakeBinarySuffixes) {
-  EXPECT_EQ(ParseByteSize("64M").value(), 64ull << 20);
-  EXPECT_EQ(ParseByteSize("4096").value(), 4096u);
-  EXPECT_FALSE(ParseByteSize("lots").ok());
+  Result<Options> options = Parse({"--workload", "llama3-8b", "--dir", "d", "--max-write", "64M", "--appender-rate=4096"});
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_EQ(options->burst.max_write, 64ull << 20);
+  EXPECT_EQ(options->burst.appender_bytes_per_s, 4096u);
+}
+
+TEST(Options, ARepeatedOptionTakesItsLastValue) {
+  Result<Options> options = Parse({"--workload", "llama3-8b", "--plan", "--tp", "2", "--tp", "4"});
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_EQ(options->spec.layout.tensor, 4);
+}
+
+TEST(Options, HelpNamesEveryGroupAndWorkload) {
+  Result<Options> options = Parse({"--workload", "llama3-8b", "--help"});
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  EXPECT_EQ(options->mode, Mode::kHelp);
+  std::string help = UsageText();
+  for (const char* text : {"ckpt-replay --trace FILE --dir DIR", "run options:", "--restore-mode M",
+                           "model/layout options (override the preset):", "--kv-heads N", "trace options:",
+                           "--strace-root DIR", "llama3-405b", "exit status:"}) {
+    EXPECT_NE(help.find(text), std::string::npos) << text << " not in:\n" << help;
+  }
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 # fio or FUSE is missing.
 # usage: bench_all_quick_test.sh BENCH_ALL BIN_DIR WORK_DIR
 set -uo pipefail
+# shellcheck source-path=SCRIPTDIR source=left_behind.sh
+source "$(dirname "${BASH_SOURCE[0]}")/left_behind.sh"
 bench_all=$1 bin=$2 work=$3/bench-all-quick
 if ! command -v fio >/dev/null || ! command -v fusermount3 >/dev/null || [[ ! -e /dev/fuse ]]; then
   echo "skipped: needs fio, fusermount3 and /dev/fuse"
@@ -15,12 +17,7 @@ mkdir -p "$work"
 status=0
 bash "$bench_all" --quick --bin "$bin" --plain "$work/plain" --store-dir "$work/store" --out "$work/report" ||
   { echo "FAIL: bench-all exited $?"; status=1; }
-if mountpoint -q "$work/store/mnt"; then
-  echo "FAIL: bench-all left $work/store/mnt mounted"
-  fusermount3 -u -z "$work/store/mnt"
-  status=1
-fi
-[[ ! -e "$work/store/store.img" ]] || { echo "FAIL: store image left behind"; status=1; }
+check_left_behind bench-all "$work/store" || status=1
 for f in report.md report.json report.png; do
   [[ -s "$work/$f" ]] || { echo "FAIL: no $f"; status=1; }
 done

@@ -7,6 +7,8 @@
 # where FUSE is missing.
 # usage: bench_compress_quick_test.sh BENCH_COMPRESS WORK_DIR
 set -uo pipefail
+# shellcheck source-path=SCRIPTDIR source=left_behind.sh
+source "$(dirname "${BASH_SOURCE[0]}")/left_behind.sh"
 bench=$1 work=$2/bench-compress-quick
 if ! command -v fusermount3 >/dev/null || [[ ! -e /dev/fuse ]]; then
   echo "skipped: needs fusermount3 and /dev/fuse"
@@ -17,12 +19,7 @@ mkdir -p "$work"
 status=0
 bash "$bench" --quick --data "$work/no-real-data" --store-dir "$work/store" --out "$work/report" ||
   { echo "FAIL: bench-compress exited $?"; status=1; }
-if mountpoint -q "$work/store/mnt"; then
-  echo "FAIL: bench-compress left $work/store/mnt mounted"
-  fusermount3 -u -z "$work/store/mnt"
-  status=1
-fi
-[[ ! -e "$work/store/store.img" ]] || { echo "FAIL: store image left behind"; status=1; }
+check_left_behind bench-compress "$work/store" || status=1
 if [[ $status == 0 ]]; then
   /usr/bin/python3 - "$work/report.md" <<'PYEOF' || status=1
 import sys

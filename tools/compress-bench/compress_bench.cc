@@ -7,7 +7,6 @@
 // up to 4 KiB blocks, runs that do not save enough stored raw. One thread;
 // MB/s are 10^6 bytes of file data per second of the thread's CPU time, so
 // that other work on the machine does not count against the codec.
-#include <getopt.h>
 #include <time.h>
 
 #include <algorithm>
@@ -22,6 +21,9 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "common/command_line.h"
 #include "compress/byte_group.h"
 #include "compress/extent_codec.h"
 
@@ -227,46 +229,35 @@ void PrintTable(const std::vector<Row>& rows) {
   }
 }
 
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
+// `value` to `decimals` places: the precision the measurement carries.
+double Rounded(double value, int decimals) {
+  double scale = std::pow(10.0, decimals);
+  return std::round(value * scale) / scale;
 }
 
 void PrintJson(const std::vector<Row>& rows) {
-  std::printf("[\n");
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const Row& r : rows) {
     const EncoderStats& s = r.stats;
-    std::printf(
-        "  {\"kind\":%s,\"input\":%s,\"bytes\":%zu,\"level\":%d,\"mode\":\"%s\","
-        "\"ratio\":%.4f,\"exact_ratio\":%.4f,\"encode_mbps\":%.1f,\"decode_mbps\":%.1f,"
-        "\"runs\":%llu,\"runs_raw\":%llu,\"picks\":{\"raw\":%llu,\"zstd\":%llu,"
-        "\"group2\":%llu,\"group4\":%llu}",
-        JsonString(r.input->kind).c_str(), JsonString(r.input->name).c_str(), r.input->bytes.size(),
-        r.level, r.mode, r.ratio, r.exact_ratio, r.encode_mbps, r.decode_mbps,
-        static_cast<unsigned long long>(s.runs), static_cast<unsigned long long>(s.runs_raw),
-        static_cast<unsigned long long>(s.by_codec[0]),
-        static_cast<unsigned long long>(s.by_codec[1]),
-        static_cast<unsigned long long>(s.by_codec[2]),
-        static_cast<unsigned long long>(s.by_codec[3]));
-    if (!std::isnan(r.overhead_pct)) {
-      std::printf(",\"auto_overhead_pct\":%.2f", r.overhead_pct);
-    }
-    std::printf("}%s\n", i + 1 < rows.size() ? "," : "");
+    nlohmann::ordered_json row = {
+        {"kind", r.input->kind},
+        {"input", r.input->name},
+        {"bytes", r.input->bytes.size()},
+        {"level", r.level},
+        {"mode", r.mode},
+        {"ratio", Rounded(r.ratio, 4)},
+        {"exact_ratio", Rounded(r.exact_ratio, 4)},
+        {"encode_mbps", Rounded(r.encode_mbps, 1)},
+        {"decode_mbps", Rounded(r.decode_mbps, 1)},
+        {"runs", s.runs},
+        {"runs_raw", s.runs_raw},
+        {"picks",
+         {{"raw", s.by_codec[0]}, {"zstd", s.by_codec[1]}, {"group2", s.by_codec[2]}, {"group4", s.by_codec[3]}}},
+    };
+    if (!std::isnan(r.overhead_pct)) row["auto_overhead_pct"] = Rounded(r.overhead_pct, 2);
+    out.push_back(std::move(row));
   }
-  std::printf("]\n");
+  std::printf("%s\n", out.dump(2).c_str());
 }
 
 // GB/s of the byte-grouping filter alone, widths 1 to 8, on one 1 MiB run.
@@ -299,83 +290,56 @@ void PrintGroupSpeed(int repeat) {
   }
 }
 
-void Usage(FILE* out) {
-  std::fprintf(out,
-               "usage: ckptfs-compress-bench [options] [KIND=]FILE...\n"
-               "  encodes each input in runs with plain zstd, group2, group4 and auto and\n"
-               "  prints the stored ratio (4 KiB blocks per run, raw fallback) and MB/s\n"
-               "  --level N[,N...]  zstd levels to measure (default 3)\n"
-               "  --synthetic       add synthetic bf16, fp32 and random inputs (16 MiB each)\n"
-               "  --max-mib N       read at most N MiB of each file (default 64)\n"
-               "  --run-kib N       run size (default 1024, the data log's largest run)\n"
-               "  --repeat N        timings per run, the fastest kept (default 3)\n"
-               "  --json            machine-readable output\n"
-               "  --group-speed     only time the byte-grouping filter itself\n"
-               "  KIND=FILE         labels the input (e.g. bf16-weights=model.bin)\n");
-}
-
-bool ParseLevels(const char* text, std::vector<int>* levels) {
-  levels->clear();
-  std::string s = text;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t comma = s.find(',', start);
-    std::string part =
-        s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    Result<CompressionPolicy> p = ParseCompressionPolicy("zstd:" + part);
-    if (!p.ok()) {
-      std::fprintf(stderr, "ckptfs-compress-bench: %s\n", p.status().ToString().c_str());
-      return false;
-    }
-    levels->push_back(p->level);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return !levels->empty();
+// A zstd level as the store's compress= option takes it.
+CLI::Validator ZstdLevel() {
+  return CLI::Validator(
+      [](std::string& text) {
+        Result<CompressionPolicy> policy = ParseCompressionPolicy("zstd:" + text);
+        return policy.ok() ? std::string() : policy.status().message();
+      },
+      "");
 }
 
 int Main(int argc, char** argv) {
   std::vector<int> levels = {3};
   bool json = false, synthetic = false, group_speed = false;
-  size_t max_bytes = 64ull << 20, run_bytes = 1 << 20;
+  size_t max_mib = 64, run_kib = 1024;
   int repeat = 3;
-  static const option kLong[] = {{"level", required_argument, nullptr, 'l'},
-                                 {"synthetic", no_argument, nullptr, 's'},
-                                 {"max-mib", required_argument, nullptr, 'm'},
-                                 {"run-kib", required_argument, nullptr, 'r'},
-                                 {"repeat", required_argument, nullptr, 'n'},
-                                 {"json", no_argument, nullptr, 'j'},
-                                 {"group-speed", no_argument, nullptr, 'g'},
-                                 {"help", no_argument, nullptr, 'h'},
-                                 {nullptr, 0, nullptr, 0}};
-  int c;
-  while ((c = getopt_long(argc, argv, "l:sm:r:n:jgh", kLong, nullptr)) != -1) {
-    switch (c) {
-      case 'l':
-        if (!ParseLevels(optarg, &levels)) return 2;
-        break;
-      case 's': synthetic = true; break;
-      case 'm': max_bytes = std::strtoull(optarg, nullptr, 10) << 20; break;
-      case 'r': run_bytes = std::strtoull(optarg, nullptr, 10) << 10; break;
-      case 'n': repeat = std::atoi(optarg); break;
-      case 'j': json = true; break;
-      case 'g': group_speed = true; break;
-      case 'h': Usage(stdout); return 0;
-      default: Usage(stderr); return 2;
-    }
-  }
+  std::vector<std::string> args;
+  tools::ToolApp app("ckptfs-compress-bench",
+                     "Encodes each input in runs with plain zstd, group2, group4 and auto and prints the "
+                     "stored ratio (4 KiB blocks per run, raw fallback) and MB/s.");
+  app.add_option("-l,--level", levels, "zstd levels to measure (default 3)")
+      ->type_name("N[,N...]")
+      ->delimiter(',')
+      ->check(ZstdLevel());
+  app.add_flag("-s,--synthetic", synthetic, "add synthetic bf16, fp32 and random inputs (16 MiB each)");
+  app.add_option("-m,--max-mib", max_mib, "read at most N MiB of each file (default 64)")
+      ->type_name("N")
+      ->check(tools::IntegerAtLeast(1));
+  app.add_option("-r,--run-kib", run_kib, "run size (default 1024, the data log's largest run)")
+      ->type_name("N")
+      ->check(tools::IntegerAtLeast(1));
+  app.add_option("-n,--repeat", repeat, "timings per run, the fastest kept (default 3)")
+      ->type_name("N")
+      ->check(tools::IntegerAtLeast(1));
+  app.add_flag("-j,--json", json, "machine-readable output");
+  app.add_flag("-g,--group-speed", group_speed, "only time the byte-grouping filter itself");
+  app.add_option("FILE", args, "an input, or KIND=FILE to label it (e.g. bf16-weights=model.bin)");
+  if (auto code = tools::ParseCommandLine(app, argc, argv, 2)) return *code;
+  const size_t max_bytes = max_mib << 20, run_bytes = run_kib << 10;
   if (group_speed) {
     PrintGroupSpeed(repeat);
     return 0;
   }
-  if (run_bytes == 0 || max_bytes == 0 || repeat < 1 || (optind == argc && !synthetic)) {
-    Usage(stderr);
+  if (args.empty() && !synthetic) {
+    std::fprintf(stderr, "ckptfs-compress-bench: no input: give FILEs or --synthetic\n"
+                         "try 'ckptfs-compress-bench --help'\n");
     return 2;
   }
 
   std::vector<Input> inputs;
-  for (int i = optind; i < argc; ++i) {
-    std::string arg = argv[i];
+  for (const std::string& arg : args) {
     Input in;
     size_t eq = arg.find('=');
     in.name = eq == std::string::npos ? arg : arg.substr(eq + 1);

@@ -1,15 +1,13 @@
 // ckptfs-fsck: offline check (and with --repair, repair) of a ckptfs store.
 // Exit codes follow fsck(8): 0 clean, 1 errors corrected, 4 errors left
 // uncorrected, 8 operational error, 16 usage error.
-#include <getopt.h>
-
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "check/store_checker.h"
 #include "ckptfs/version.h"
+#include "common/command_line.h"
 #include "io/block_device.h"
 #include "util/busy_retry.h"
 #include <spdlog/spdlog.h>
@@ -17,19 +15,6 @@
 namespace {
 
 constexpr int kClean = 0, kCorrected = 1, kUncorrected = 4, kOperational = 8, kUsage = 16;
-
-void Usage(FILE* out) {
-  std::fprintf(out,
-               "usage: ckptfs-fsck [--repair] [--quiet] [--wait S] PATH\n"
-               "  Checks superblocks, the metadata log, the tree and link counts, every\n"
-               "  stored run's checksum and the space accounting of the store at PATH.\n"
-               "  --wait S  if the store is in use (a daemon still flushing after\n"
-               "            fusermount3 -u), wait up to S seconds for it (default 10)\n"
-               "  --repair  fix what can be fixed; files with damaged bytes are kept, the\n"
-               "            bad ranges zeroed and named in xattr user.ckptfs.damaged and the\n"
-               "            files linked into /lost+found\n"
-               "Exit: 0 clean, 1 errors corrected, 4 errors left, 8 could not check, 16 usage.\n");
-}
 
 // fusermount3 -u returns before the daemon has flushed and let go of the
 // store, so a store that is busy is waited for, up to `wait_seconds`.
@@ -70,36 +55,23 @@ void Print(const ckptfs::CheckReport& r, bool quiet) {
 int main(int argc, char** argv) {
   bool repair = false, quiet = false;
   double wait_seconds = 10;
-  static const option kLong[] = {{"repair", no_argument, nullptr, 'r'},
-                                 {"quiet", no_argument, nullptr, 'q'},
-                                 {"wait", required_argument, nullptr, 'w'},
-                                 {"help", no_argument, nullptr, 'h'},
-                                 {"version", no_argument, nullptr, 'V'},
-                                 {nullptr, 0, nullptr, 0}};
-  int c;
-  while ((c = getopt_long(argc, argv, "rqw:hV", kLong, nullptr)) != -1) {
-    switch (c) {
-      case 'r': repair = true; break;
-      case 'w': {
-        char* end = nullptr;
-        wait_seconds = std::strtod(optarg, &end);
-        if (end == optarg || *end != '\0' || wait_seconds < 0) {
-          std::fprintf(stderr, "ckptfs-fsck: --wait needs a number of seconds\n");
-          return kUsage;
-        }
-        break;
-      }
-      case 'q': quiet = true; break;
-      case 'h': Usage(stdout); return kClean;
-      case 'V': std::printf("ckptfs-fsck %s (format v1)\n", CKPTFS_VERSION); return kClean;
-      default: Usage(stderr); return kUsage;
-    }
-  }
-  if (optind + 1 != argc) {
-    Usage(stderr);
-    return kUsage;
-  }
-  const std::string path = argv[optind];
+  std::string path;
+  ckptfs::tools::ToolApp app("ckptfs-fsck",
+                             "Checks superblocks, the metadata log, the tree and link counts, every stored "
+                             "run's checksum and the space accounting of the store at PATH.");
+  app.add_flag("-r,--repair", repair,
+               "fix what can be fixed; files with damaged bytes are kept, the bad ranges zeroed and named "
+               "in xattr user.ckptfs.damaged and the files linked into /lost+found");
+  app.add_flag("-q,--quiet", quiet, "print only errors, warnings and the verdict");
+  app.add_option("-w,--wait", wait_seconds,
+                 "if the store is in use (a daemon still flushing after fusermount3 -u), wait up to S "
+                 "seconds for it (default 10)")
+      ->type_name("S")
+      ->check(ckptfs::tools::Seconds(/*zero_ok=*/true));
+  app.add_option("PATH", path, "the store: a file or block device")->required();
+  app.set_version_flag("-V,--version", std::string("ckptfs-fsck ") + CKPTFS_VERSION + " (format v1)");
+  app.footer("Exit: 0 clean, 1 errors corrected, 4 errors left, 8 could not check, 16 usage.");
+  if (auto code = ckptfs::tools::ParseCommandLine(app, argc, argv, kUsage)) return *code;
   spdlog::set_level(spdlog::level::warn);  // the core's mount chatter is not fsck's report
   auto report = Check(path, wait_seconds);
   if (!report.ok()) {

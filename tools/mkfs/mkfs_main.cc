@@ -1,6 +1,5 @@
 // mkfs.ckptfs: formats a regular file (created or grown, and allocated
 // unless --sparse) or a block device as an empty ckptfs store.
-#include <getopt.h>
 #include <sys/statvfs.h>
 
 #include <cstdio>
@@ -8,59 +7,29 @@
 
 #include "ckptfs/filesystem.h"
 #include "ckptfs/version.h"
-#include "util/size.h"
-
-namespace {
-
-void Usage(FILE* out) {
-  std::fprintf(out,
-               "usage: mkfs.ckptfs [--size SIZE] [--segment-size SIZE] [--sparse] [--force] PATH\n"
-               "  --size SIZE          bytes to format (K, M, G, T suffixes); a regular file\n"
-               "                       is created or grown to this size. Default: all of PATH\n"
-               "  --sparse             leave a regular file sparse instead of allocating it:\n"
-               "                       writes then fail with ENOSPC once the filesystem under\n"
-               "                       it is full\n"
-               "  --segment-size SIZE  log segment size, 2M..1G in whole MiB (default 32M)\n"
-               "  --force              overwrite an existing ckptfs store\n");
-}
-
-}  // namespace
+#include "common/command_line.h"
 
 int main(int argc, char** argv) {
   ckptfs::FormatOptions options;
-  static const option kLong[] = {{"size", required_argument, nullptr, 's'},
-                                 {"segment-size", required_argument, nullptr, 'g'},
-                                 {"force", no_argument, nullptr, 'f'},
-                                 {"sparse", no_argument, nullptr, 'S'},
-                                 {"help", no_argument, nullptr, 'h'},
-                                 {"version", no_argument, nullptr, 'V'},
-                                 {nullptr, 0, nullptr, 0}};
-  int c;
-  while ((c = getopt_long(argc, argv, "s:g:fhV", kLong, nullptr)) != -1) {
-    switch (c) {
-      case 's':
-      case 'g': {
-        auto size = ckptfs::ParseSize(optarg);
-        if (!size.ok()) {
-          std::fprintf(stderr, "mkfs.ckptfs: --%s: %s\n", c == 's' ? "size" : "segment-size",
-                       size.status().message().c_str());
-          return 2;
-        }
-        (c == 's' ? options.size : options.segment_size) = *size;
-        break;
-      }
-      case 'f': options.force = true; break;
-      case 'S': options.sparse = true; break;
-      case 'h': Usage(stdout); return 0;
-      case 'V': std::printf("mkfs.ckptfs %s (format v1)\n", CKPTFS_VERSION); return 0;
-      default: Usage(stderr); return 2;
-    }
-  }
-  if (optind + 1 != argc) {
-    Usage(stderr);
-    return 2;
-  }
-  const std::string path = argv[optind];
+  std::string path;
+  ckptfs::tools::ToolApp app("mkfs.ckptfs", "Formats PATH (a regular file or a block device) as an empty ckptfs store.");
+  app.add_option("-s,--size", options.size,
+                 "bytes to format (K, M, G, T suffixes); a regular file is created or grown to this "
+                 "size. Default: all of PATH")
+      ->type_name("SIZE")
+      ->transform(ckptfs::tools::ByteSize());
+  app.add_flag("--sparse", options.sparse,
+               "leave a regular file sparse instead of allocating it: writes then fail with ENOSPC once "
+               "the filesystem under it is full");
+  app.add_option("-g,--segment-size", options.segment_size, "log segment size, 2M..1G in whole MiB (default 32M)")
+      ->type_name("SIZE")
+      ->transform(ckptfs::tools::ByteSize());
+  app.add_flag("-f,--force", options.force, "overwrite an existing ckptfs store");
+  app.add_option("PATH", path, "the file or block device")->required();
+  app.set_version_flag("-V,--version", std::string("mkfs.ckptfs ") + CKPTFS_VERSION + " (format v1)");
+  app.footer("Exit: 0 formatted, 1 could not format, 2 usage.");
+  if (auto code = ckptfs::tools::ParseCommandLine(app, argc, argv, 2)) return *code;
+
   ckptfs::Status s = ckptfs::FileSystem::Format(path, options);
   if (!s.ok()) {
     std::fprintf(stderr, "mkfs.ckptfs: %s\n", s.ToString().c_str());

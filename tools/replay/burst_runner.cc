@@ -294,7 +294,7 @@ Status VerifyRankFiles(const RankPlan& plan, const RankIo& io, std::vector<std::
 Result<RestoreMode> ParseRestoreMode(std::string_view name) {
   if (name == "read") return RestoreMode::kRead;
   if (name == "mmap") return RestoreMode::kMmap;
-  return Status::Invalid("--restore-mode takes read|mmap, got '" + std::string(name) + "'");
+  return Status::Invalid("takes read|mmap, got '" + std::string(name) + "'");
 }
 
 Result<std::vector<PhaseResult>> RunBurst(const WorkloadSpec& spec, const BurstOptions& options) {

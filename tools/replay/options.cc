@@ -1,101 +1,197 @@
-// Overrides are collected first and applied after the preset, so their order
-// on the command line relative to --workload does not matter.
+// The command line of ckpt-replay on CLI11. Model and layout overrides are
+// collected first and applied to the preset after, so their order on the
+// command line relative to --workload does not matter.
 #include "options.h"
 
 #include <charconv>
-#include <map>
-#include <vector>
+#include <optional>
+#include <utility>
+
+#include "common/command_line.h"
 
 namespace ckptfs::replay {
 namespace {
 
 Status UsageError(const std::string& message) { return Status::Invalid(message); }
 
-template <typename T>
-Result<T> ParseInteger(std::string_view option, std::string_view text, T min_value) {
-  T value{};
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size() || value < min_value) {
-    return UsageError(std::string(option) + " needs an integer >= " + std::to_string(min_value) + ", got '" +
-                      std::string(text) + "'");
-  }
-  return value;
-}
+// What the command line says beyond the fields of Options.
+struct Given {
+  std::string workload;
+  bool plan = false;
+  bool list_workloads = false;
+  bool restore = false;
+  bool no_fsync = false;
+  bool no_drop_caches = false;
+  // Overrides of the preset, applied where given.
+  std::optional<uint64_t> layers, hidden, ffn, heads, kv_heads, vocab;
+  std::optional<int> tp, pp, dp, zero;
+  std::optional<DType> model_dtype, optimizer_dtype;
+  std::optional<double> scale;
+  std::optional<PayloadKind> payload;
+  std::optional<bool> fsync;
+};
 
-Result<bool> ParseOnOff(std::string_view option, std::string_view text) {
+Result<bool> ParseOnOff(std::string_view text) {
   if (text == "on" || text == "true" || text == "1") return true;
   if (text == "off" || text == "false" || text == "0") return false;
-  return UsageError(std::string(option) + " takes on|off, got '" + std::string(text) + "'");
+  return UsageError("takes on|off, got '" + std::string(text) + "'");
 }
 
-// Options that take a value; the rest are flags.
-const std::vector<std::string_view>& ValuedOptions() {
-  static const std::vector<std::string_view> kValued = {
-      "--workload", "--dir", "--scale", "--checkpoints", "--passes", "--keep", "--keep-every",
-      "--appender-rate", "--max-write",
-      "--payload", "--fsync", "--emit-trace", "--trace", "--from-strace", "--strace-root",
-      "--layers", "--hidden", "--ffn", "--heads", "--kv-heads", "--vocab", "--tp", "--pp", "--dp",
-      "--zero", "--model-dtype", "--optimizer-dtype", "--restore-mode"};
-  return kValued;
+// An option whose text `parse` turns into `*target`. What `parse` rejects is
+// reported as CLI11 reports a failed check: "NAME: message".
+template <typename Target, typename Parse>
+CLI::Option* AddParsed(CLI::App& app, const std::string& name, Target* target, Parse parse,
+                       const std::string& help) {
+  return app.add_option_function<std::string>(
+      name,
+      [name, target, parse](const std::string& text) {
+        auto value = parse(text);
+        if (!value.ok()) throw CLI::ValidationError(name, value.status().message());
+        *target = std::move(value).value();
+      },
+      help);
 }
 
-const std::vector<std::string_view>& FlagOptions() {
-  static const std::vector<std::string_view> kFlags = {
-      "--help", "-h", "--list-workloads", "--plan", "--restore", "--timing", "--verify",
-      "--quiet", "--no-fsync", "--no-drop-caches", "--json", "--restore-only"};
-  return kFlags;
-}
+constexpr const char* kDescription =
+    "Reproduces DLIO-style LLM checkpoint bursts, replays recorded traces and converts strace logs into "
+    "traces.";
 
-bool Contains(const std::vector<std::string_view>& list, std::string_view item) {
-  for (std::string_view entry : list) {
-    if (entry == item) return true;
-  }
-  return false;
-}
+constexpr const char* kSynopsis = R"(usage:
+  ckpt-replay --workload NAME --plan [--json [FILE]] [model/layout options]
+  ckpt-replay --workload NAME --dir DIR [--scale F] [--checkpoints N] [--passes N]
+              [--keep N] [--restore] [--restore-mode read|mmap] [--json FILE]
+              [--emit-trace FILE] [options]
+  ckpt-replay --workload NAME --dir DIR --restore-only [--restore-mode read|mmap] [options]
+  ckpt-replay --workload NAME --emit-trace FILE [--checkpoints N] [--restore] [options]
+  ckpt-replay --trace FILE --dir DIR [--timing] [--verify] [--json FILE]
+  ckpt-replay --from-strace STRACE_LOG --emit-trace FILE [--strace-root DIR]
+  ckpt-replay --list-workloads | --help
+)";
 
-Status ApplyOverrides(WorkloadSpec& spec, const std::map<std::string_view, std::string_view>& values) {
-  auto get = [&](std::string_view key) -> const std::string_view* {
-    auto it = values.find(key);
-    return it == values.end() ? nullptr : &it->second;
+// Declares the options of ckpt-replay on `app`, bound to `options` and `given`.
+void Declare(tools::ToolApp& app, Options& options, Given& given) {
+  using tools::IntegerAtLeast;
+  std::string workloads;
+  for (const std::string& name : PresetNames()) workloads += "    " + name + "\n";
+  app.Synopsis(kSynopsis);
+  app.footer("workloads:\n" + workloads +
+             "\nexit status: 0 ok, 1 run failed (I/O error, content mismatch), 2 usage or input error");
+
+  app.add_option("--workload", given.workload, "the workload preset to run, plan or trace (below)")
+      ->type_name("NAME");
+  app.add_flag("--plan", given.plan, "print the files and sizes of one checkpoint; no I/O");
+  app.add_option("--dir", options.burst.dir, "where checkpoints are written, or a trace is replayed")
+      ->type_name("DIR");
+  app.add_option("--emit-trace", options.emit_trace_path, "write the trace of the workload or strace log")
+      ->type_name("FILE");
+  app.add_option("--trace", options.trace_path, "replay this trace")->type_name("FILE");
+  app.add_option("--from-strace", options.strace_path, "convert this strace log into a trace")
+      ->type_name("STRACE_LOG");
+  app.add_flag("--list-workloads", given.list_workloads, "print the names of the workload presets");
+  app.add_option("--json", options.json_path, "also write results as JSON (\"-\" or no FILE: stdout)")
+      ->expected(0, 1)
+      ->type_name("[FILE]");
+  app.add_flag("--quiet", options.quiet, "no progress bar (it is only drawn when stderr is a tty)");
+
+  // A whole number N >= min_value, listed in `group`.
+  auto whole = [&app](const std::string& group, const char* name, auto& target, int min_value, const char* help) {
+    app.add_option(name, target, help)->type_name("N")->check(IntegerAtLeast(min_value))->group(group);
   };
-  struct ShapeField {
-    std::string_view option;
-    uint64_t* field;
+
+  const std::string run = "run options";
+  AddParsed(app, "--scale", &given.scale, ParseScale,
+            "shrink every tensor by F (0.0003 or 1/1000); file count, layout and concurrency stay "
+            "(small-files: F scales the file count and the sizes stay)")
+      ->type_name("F")
+      ->group(run);
+  whole(run, "--checkpoints", options.burst.checkpoints, 1, "checkpoints per pass (default 1)");
+  whole(run, "--passes", options.burst.passes, 1, "repeat the write (+restore) cycle N times (epochs)");
+  whole(run, "--keep", options.burst.keep, 0, "keep at most N checkpoints: delete the oldest before a new one");
+  whole(run, "--keep-every", options.burst.keep_every, 1,
+        "every Nth checkpoint (counted across passes) is a milestone: kept for good, not counted by --keep");
+  app.add_option("--appender-rate", options.burst.appender_bytes_per_s,
+                 "meanwhile append a training log (DIR/train.log) at R bytes/s (1M, 64K, ...), fsynced every "
+                 "second")
+      ->type_name("R")
+      ->transform(tools::ByteSize())
+      ->group(run);
+  app.add_flag("--restore", given.restore,
+               "read every checkpoint back after dropping the page cache, all ranks at once, and verify "
+               "content")
+      ->group(run);
+  AddParsed(app, "--restore-mode", &options.burst.restore_mode, ParseRestoreMode,
+            "read (default): pread() into a buffer; mmap: map each file and compare the mapped pages, as "
+            "torch.load(mmap=True) reads")
+      ->type_name("M")
+      ->group(run);
+  app.add_flag("--restore-only", options.burst.restore_only,
+               "no writes: restore the checkpoints an earlier run with the same workload options left in "
+               "--dir")
+      ->group(run);
+  AddParsed(app, "--payload", &given.payload, ParsePayloadKind,
+            "random (default), zeros, or bf16 / fp32: shaped like trained weights (compressible as real "
+            "checkpoints are)")
+      ->type_name("KIND")
+      ->group(run);
+  AddParsed(app, "--fsync", &given.fsync, ParseOnOff, "fsync each file (default on; --no-fsync = off)")
+      ->type_name("on|off")
+      ->group(run);
+  app.add_flag("--no-fsync", given.no_fsync, "do not fsync the files")->group(run);
+  app.add_option("--max-write", options.burst.max_write, "split tensor writes above this size (default 64M)")
+      ->type_name("BYTES")
+      ->transform(tools::ByteSize())
+      ->group(run);
+  app.add_flag("--no-drop-caches", given.no_drop_caches, "do not drop the page cache before restores")
+      ->group(run);
+
+  const std::string model = "model/layout options (override the preset)";
+  whole(model, "--layers", given.layers, 1, "transformer layers");
+  whole(model, "--hidden", given.hidden, 1, "hidden size");
+  whole(model, "--ffn", given.ffn, 1, "feed-forward hidden size");
+  whole(model, "--heads", given.heads, 1, "attention heads");
+  whole(model, "--kv-heads", given.kv_heads, 1, "key/value heads");
+  whole(model, "--vocab", given.vocab, 1, "vocabulary size");
+  whole(model, "--tp", given.tp, 1, "tensor parallel ranks");
+  whole(model, "--pp", given.pp, 1, "pipeline parallel stages");
+  whole(model, "--dp", given.dp, 1, "data parallel replicas");
+  whole(model, "--zero", given.zero, 0, "ZeRO stage");
+  AddParsed(app, "--model-dtype", &given.model_dtype, ParseDType, "weights: int8, fp16, bf16, fp32 or fp64")
+      ->type_name("T")
+      ->group(model);
+  AddParsed(app, "--optimizer-dtype", &given.optimizer_dtype, ParseDType,
+            "optimizer state: int8, fp16, bf16, fp32 or fp64")
+      ->type_name("T")
+      ->group(model);
+
+  const std::string trace = "trace options";
+  app.add_flag("--timing", options.timing, "wait for each operation's recorded time")->group(trace);
+  app.add_flag("--verify", options.verify, "check read data against the payload a replayed write used")
+      ->group(trace);
+  app.add_option("--strace-root", options.strace_root,
+                 "keep only paths under DIR (default: where the program wrote)")
+      ->type_name("DIR")
+      ->group(trace);
+}
+
+void ApplyOverrides(const Given& given, WorkloadSpec& spec) {
+  auto set = [](auto& field, const auto& value) {
+    if (value) field = *value;
   };
-  for (ShapeField f : {ShapeField{"--layers", &spec.shape.layers}, ShapeField{"--hidden", &spec.shape.hidden},
-                       ShapeField{"--ffn", &spec.shape.ffn_hidden}, ShapeField{"--heads", &spec.shape.attention_heads},
-                       ShapeField{"--kv-heads", &spec.shape.kv_heads}, ShapeField{"--vocab", &spec.shape.vocab}}) {
-    if (const auto* v = get(f.option)) {
-      CKPTFS_ASSIGN_OR_RETURN(*f.field, ParseInteger<uint64_t>(f.option, *v, 1));
-    }
-  }
-  struct LayoutField {
-    std::string_view option;
-    int* field;
-    int min_value;
-  };
-  for (LayoutField f : {LayoutField{"--tp", &spec.layout.tensor, 1}, LayoutField{"--pp", &spec.layout.pipeline, 1},
-                        LayoutField{"--dp", &spec.layout.data, 1}, LayoutField{"--zero", &spec.layout.zero_stage, 0}}) {
-    if (const auto* v = get(f.option)) {
-      CKPTFS_ASSIGN_OR_RETURN(*f.field, ParseInteger<int>(f.option, *v, f.min_value));
-    }
-  }
-  if (const auto* v = get("--model-dtype")) {
-    CKPTFS_ASSIGN_OR_RETURN(spec.model_dtype, ParseDType(*v));
-  }
-  if (const auto* v = get("--optimizer-dtype")) {
-    CKPTFS_ASSIGN_OR_RETURN(spec.optimizer_dtype, ParseDType(*v));
-  }
-  if (const auto* v = get("--scale")) {
-    CKPTFS_ASSIGN_OR_RETURN(spec.scale, ParseScale(*v));
-  }
-  if (const auto* v = get("--payload")) {
-    CKPTFS_ASSIGN_OR_RETURN(spec.payload, ParsePayloadKind(*v));
-  }
-  if (const auto* v = get("--fsync")) {
-    CKPTFS_ASSIGN_OR_RETURN(spec.fsync, ParseOnOff("--fsync", *v));
-  }
-  return Status::Ok();
+  set(spec.shape.layers, given.layers);
+  set(spec.shape.hidden, given.hidden);
+  set(spec.shape.ffn_hidden, given.ffn);
+  set(spec.shape.attention_heads, given.heads);
+  set(spec.shape.kv_heads, given.kv_heads);
+  set(spec.shape.vocab, given.vocab);
+  set(spec.layout.tensor, given.tp);
+  set(spec.layout.pipeline, given.pp);
+  set(spec.layout.data, given.dp);
+  set(spec.layout.zero_stage, given.zero);
+  set(spec.model_dtype, given.model_dtype);
+  set(spec.optimizer_dtype, given.optimizer_dtype);
+  set(spec.scale, given.scale);
+  set(spec.payload, given.payload);
+  set(spec.fsync, given.fsync);
 }
 
 }  // namespace
@@ -108,119 +204,36 @@ Result<double> ParseScale(std::string_view text) {
   double value = 0;
   size_t slash = text.find('/');
   if (slash == std::string_view::npos) {
-    if (!parse(text, value)) return UsageError("--scale needs a number or a fraction like 1/1000, got '" + std::string(text) + "'");
+    if (!parse(text, value)) return UsageError("needs a number or a fraction like 1/1000, got '" + std::string(text) + "'");
   } else {
     double num = 0, den = 0;
     if (!parse(text.substr(0, slash), num) || !parse(text.substr(slash + 1), den) || den == 0) {
-      return UsageError("--scale fraction must be N/D with D != 0, got '" + std::string(text) + "'");
+      return UsageError("fraction must be N/D with D != 0, got '" + std::string(text) + "'");
     }
     value = num / den;
   }
-  if (!(value > 0) || value > 1) return UsageError("--scale must be in (0, 1], got '" + std::string(text) + "'");
+  if (!(value > 0) || value > 1) return UsageError("must be in (0, 1], got '" + std::string(text) + "'");
   return value;
-}
-
-Result<uint64_t> ParseByteSize(std::string_view text) {
-  uint64_t multiplier = 1;
-  std::string_view digits = text;
-  if (!digits.empty()) {
-    switch (digits.back()) {
-      case 'K': case 'k': multiplier = 1ull << 10; break;
-      case 'M': case 'm': multiplier = 1ull << 20; break;
-      case 'G': case 'g': multiplier = 1ull << 30; break;
-      default: break;
-    }
-    if (multiplier != 1) digits.remove_suffix(1);
-  }
-  CKPTFS_ASSIGN_OR_RETURN(uint64_t value, ParseInteger<uint64_t>("--max-write", digits, 1));
-  return value * multiplier;
 }
 
 Result<Options> ParseOptions(std::span<const std::string_view> args) {
   Options options;
-  std::map<std::string_view, std::string_view> values;
-  std::map<std::string_view, bool> flags;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string_view arg = args[i];
-    std::string_view inline_value;
-    bool has_inline = false;
-    if (size_t eq = arg.find('='); arg.starts_with("--") && eq != std::string_view::npos) {
-      inline_value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-      has_inline = true;
-    }
-    if (arg == "--json") {  // the file is optional: "--json" alone means stdout
-      flags[arg] = true;
-      if (has_inline) {
-        options.json_path = std::string(inline_value);
-      } else if (i + 1 < args.size() && !args[i + 1].starts_with("--")) {
-        options.json_path = std::string(args[++i]);
-      }
-      continue;
-    }
-    if (Contains(ValuedOptions(), arg)) {
-      if (has_inline) {
-        values[arg] = inline_value;
-      } else if (i + 1 < args.size()) {
-        values[arg] = args[++i];
-      } else {
-        return UsageError(std::string(arg) + " needs a value");
-      }
-      continue;
-    }
-    if (Contains(FlagOptions(), arg) && !has_inline) {
-      flags[arg] = true;
-      continue;
-    }
-    return UsageError("unknown option '" + std::string(args[i]) + "'");
-  }
-  auto value = [&](std::string_view key) { return values.count(key) ? std::string(values[key]) : std::string(); };
-
-  options.json = flags.count("--json") > 0;
-  options.timing = flags.count("--timing") > 0;
-  options.verify = flags.count("--verify") > 0;
-  options.quiet = flags.count("--quiet") > 0;
-  options.emit_trace_path = value("--emit-trace");
-  options.trace_path = value("--trace");
-  options.strace_path = value("--from-strace");
-  options.strace_root = value("--strace-root");
-  options.burst.dir = value("--dir");
-  options.burst.restore_only = flags.count("--restore-only") > 0;
-  options.burst.restore = flags.count("--restore") > 0 || options.burst.restore_only;
-  if (values.count("--restore-mode")) {
-    CKPTFS_ASSIGN_OR_RETURN(options.burst.restore_mode, ParseRestoreMode(values["--restore-mode"]));
-  }
-  options.burst.drop_caches = flags.count("--no-drop-caches") == 0;
-  if (values.count("--checkpoints")) {
-    CKPTFS_ASSIGN_OR_RETURN(options.burst.checkpoints, ParseInteger<int>("--checkpoints", values["--checkpoints"], 1));
-  }
-  if (values.count("--passes")) {
-    CKPTFS_ASSIGN_OR_RETURN(options.burst.passes, ParseInteger<int>("--passes", values["--passes"], 1));
-  }
-  if (values.count("--keep")) {
-    CKPTFS_ASSIGN_OR_RETURN(options.burst.keep, ParseInteger<int>("--keep", values["--keep"], 0));
-  }
-  if (values.count("--keep-every")) {
-    CKPTFS_ASSIGN_OR_RETURN(options.burst.keep_every,
-                            ParseInteger<int>("--keep-every", values["--keep-every"], 1));
-  }
-  if (values.count("--appender-rate")) {
-    CKPTFS_ASSIGN_OR_RETURN(options.burst.appender_bytes_per_s,
-                            ParseByteSize(values["--appender-rate"]));
-  }
-  if (values.count("--max-write")) {
-    CKPTFS_ASSIGN_OR_RETURN(options.burst.max_write, ParseByteSize(values["--max-write"]));
-  }
-
-  if (flags.count("--help") || flags.count("-h")) {
+  Given given;
+  tools::ToolApp app("ckpt-replay", kDescription);
+  Declare(app, options, given);
+  CKPTFS_ASSIGN_OR_RETURN(std::optional<std::string> help, tools::ParseArgs(app, args));
+  if (help) {
     options.mode = Mode::kHelp;
     return options;
   }
-  if (flags.count("--list-workloads")) {
+  options.json = app.count("--json") > 0;
+  options.burst.restore = given.restore || options.burst.restore_only;
+  options.burst.drop_caches = !given.no_drop_caches;
+  if (given.list_workloads) {
     options.mode = Mode::kListWorkloads;
     return options;
   }
-  const bool has_workload = values.count("--workload") > 0;
+  const bool has_workload = app.count("--workload") > 0;
   int sources = has_workload + !options.trace_path.empty() + !options.strace_path.empty();
   if (sources == 0) return UsageError("nothing to do: give --workload, --trace or --from-strace");
   if (sources > 1) return UsageError("--workload, --trace and --from-strace exclude each other");
@@ -233,22 +246,20 @@ Result<Options> ParseOptions(std::span<const std::string_view> args) {
   if (!options.trace_path.empty()) {
     if (options.burst.dir.empty()) return UsageError("--trace needs --dir DIR");
     options.mode = Mode::kReplayTrace;
-    if (values.count("--payload")) {
-      CKPTFS_ASSIGN_OR_RETURN(options.spec.payload, ParsePayloadKind(values["--payload"]));
-    }
+    if (given.payload) options.spec.payload = *given.payload;
     return options;
   }
   if (options.timing || options.verify) return UsageError("--timing and --verify apply to --trace");
-  CKPTFS_ASSIGN_OR_RETURN(options.spec, FindPreset(values["--workload"]));
-  if (flags.count("--no-fsync")) options.spec.fsync = false;
-  if (Status st = ApplyOverrides(options.spec, values); !st.ok()) return st;
+  CKPTFS_ASSIGN_OR_RETURN(options.spec, FindPreset(given.workload));
+  if (given.no_fsync) options.spec.fsync = false;
+  ApplyOverrides(given, options.spec);
   if (Status st = ValidateSpec(options.spec); !st.ok()) return UsageError(st.message());
   if (options.burst.restore_only) {
     if (options.burst.dir.empty()) return UsageError("--restore-only needs --dir DIR");
     if (!options.emit_trace_path.empty()) return UsageError("--restore-only writes no trace");
     if (options.burst.keep > 0) return UsageError("--restore-only cannot apply --keep");
   }
-  if (flags.count("--plan")) {
+  if (given.plan) {
     options.mode = Mode::kPlan;
   } else if (!options.burst.dir.empty()) {
     options.mode = Mode::kRunWorkload;
@@ -261,58 +272,11 @@ Result<Options> ParseOptions(std::span<const std::string_view> args) {
 }
 
 std::string UsageText() {
-  std::string presets;
-  for (const std::string& name : PresetNames()) presets += "    " + name + "\n";
-  return R"(usage:
-  ckpt-replay --workload NAME --plan [--json [FILE]] [model/layout options]
-  ckpt-replay --workload NAME --dir DIR [--scale F] [--checkpoints N] [--passes N]
-              [--keep N] [--restore] [--restore-mode read|mmap] [--json FILE]
-              [--emit-trace FILE] [options]
-  ckpt-replay --workload NAME --dir DIR --restore-only [--restore-mode read|mmap] [options]
-  ckpt-replay --workload NAME --emit-trace FILE [--checkpoints N] [--restore] [options]
-  ckpt-replay --trace FILE --dir DIR [--timing] [--verify] [--json FILE]
-  ckpt-replay --from-strace STRACE_LOG --emit-trace FILE [--strace-root DIR]
-  ckpt-replay --list-workloads | --help
-
-run options:
-  --scale F           shrink every tensor by F (0.0003 or 1/1000); file count,
-                      layout and concurrency stay (small-files: F scales the
-                      file count and the sizes stay)
-  --checkpoints N     checkpoints per pass (default 1)
-  --passes N          repeat the write (+restore) cycle N times (epochs)
-  --keep N            keep at most N checkpoints: delete the oldest before a new one
-  --keep-every N      every Nth checkpoint (counted across passes) is a milestone:
-                      kept for good, not counted by --keep
-  --appender-rate R   meanwhile append a training log (DIR/train.log) at R bytes/s
-                      (1M, 64K, ...), fsynced every second
-  --restore           read every checkpoint back after dropping the page cache,
-                      all ranks at once, and verify content
-  --restore-mode M    read (default): pread() into a buffer; mmap: map each file
-                      and compare the mapped pages, as torch.load(mmap=True) reads
-  --restore-only      no writes: restore the checkpoints an earlier run with the
-                      same workload options left in --dir
-  --payload KIND      random (default), zeros, or bf16 / fp32: shaped like
-                      trained weights (compressible as real checkpoints are)
-  --fsync on|off      fsync each file (default on; --no-fsync = off)
-  --max-write BYTES   split tensor writes above this size (default 64M)
-  --no-drop-caches    do not drop the page cache before restores
-  --json FILE         also write results as JSON ("-" or no FILE: stdout)
-  --quiet             no progress bar (it is only drawn when stderr is a tty)
-
-model/layout options (override the preset):
-  --layers N --hidden N --ffn N --heads N --kv-heads N --vocab N
-  --tp N --pp N --dp N --zero STAGE --model-dtype T --optimizer-dtype T
-  (T: int8 fp16 bf16 fp32 fp64)
-
-trace options:
-  --timing            wait for each operation's recorded time
-  --verify            check read data against the payload a replayed write used
-  --strace-root DIR   keep only paths under DIR (default: where the program wrote)
-
-workloads:
-)" + presets + R"(
-exit status: 0 ok, 1 run failed (I/O error, content mismatch), 2 usage or input error
-)";
+  Options options;
+  Given given;
+  tools::ToolApp app("ckpt-replay", kDescription);
+  Declare(app, options, given);
+  return app.help();
 }
 
 }  // namespace ckptfs::replay

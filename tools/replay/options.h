@@ -1,6 +1,7 @@
 // Command-line options of ckpt-replay: which mode runs, the workload with its
 // overrides applied, and the run settings. Parsing returns Status::Invalid
-// with a message naming the option; main() maps that to exit code 2.
+// (NotFound for an unknown workload) with a message naming the option;
+// main() maps that to exit code 2.
 #pragma once
 
 #include <optional>
@@ -42,9 +43,7 @@ struct Options {
 Result<Options> ParseOptions(std::span<const std::string_view> args);
 std::string UsageText();
 
-// "0.001", "1e-3" or "1/1000".
+// "0.001", "1e-3" or "1/1000", in (0, 1].
 Result<double> ParseScale(std::string_view text);
-// "1048576", "64K", "64M", "1G" (binary multiples).
-Result<uint64_t> ParseByteSize(std::string_view text);
 
 }  // namespace ckptfs::replay

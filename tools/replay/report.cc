@@ -5,8 +5,9 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 #include "dlio_current_model.h"
-#include "json_writer.h"
 #include "small_files_model.h"
 
 namespace ckptfs::replay {
@@ -30,27 +31,41 @@ std::string_view RuleName(SizingRule rule) {
   return "dlio-current";
 }
 
-void SpecToJson(JsonWriter& json, const WorkloadSpec& spec) {
-  json.Key("workload").BeginObject();
-  json.Field("name", spec.name).Field("sizing", RuleName(spec.rule));
+// Keys stay in the order they are set: the documents are read by people too.
+using Json = nlohmann::ordered_json;
+
+// Indented, with a final newline; NaN and infinity become null.
+std::string Dump(const Json& json) { return json.dump(2) + "\n"; }
+
+Json SpecJson(const WorkloadSpec& spec) {
+  Json json = {{"name", spec.name}, {"sizing", RuleName(spec.rule)}};
   if (spec.rule == SizingRule::kSmallFiles) {
-    json.Field("files", SmallFilesCount(spec)).Field("min_file_bytes", spec.small_files.min_bytes);
-    json.Field("max_file_bytes", spec.small_files.max_bytes).Field("ranks", spec.layout.WorldSize());
-    json.Field("scale", spec.scale).Field("payload", PayloadKindName(spec.payload)).Field("fsync", spec.fsync);
-    json.EndObject();
-    return;
+    json["files"] = SmallFilesCount(spec);
+    json["min_file_bytes"] = spec.small_files.min_bytes;
+    json["max_file_bytes"] = spec.small_files.max_bytes;
+    json["ranks"] = spec.layout.WorldSize();
+  } else {
+    json["layers"] = spec.shape.layers;
+    if (spec.rule == SizingRule::kDlioCurrent) {
+      json["hidden"] = spec.shape.hidden;
+      json["ffn_hidden"] = spec.shape.ffn_hidden;
+      json["attention_heads"] = spec.shape.attention_heads;
+      json["kv_heads"] = spec.shape.kv_heads;
+      json["vocab"] = spec.shape.vocab;
+      json["parameters"] = DlioParameterCount(spec.shape);
+    }
+    json["tp"] = spec.layout.tensor;
+    json["pp"] = spec.layout.pipeline;
+    json["dp"] = spec.layout.data;
+    json["ranks"] = spec.layout.WorldSize();
+    json["zero_stage"] = spec.layout.zero_stage;
+    json["model_dtype"] = DTypeName(spec.model_dtype);
+    json["optimizer_dtype"] = DTypeName(spec.optimizer_dtype);
   }
-  json.Field("layers", spec.shape.layers);
-  if (spec.rule == SizingRule::kDlioCurrent) {
-    json.Field("hidden", spec.shape.hidden).Field("ffn_hidden", spec.shape.ffn_hidden);
-    json.Field("attention_heads", spec.shape.attention_heads).Field("kv_heads", spec.shape.kv_heads);
-    json.Field("vocab", spec.shape.vocab).Field("parameters", DlioParameterCount(spec.shape));
-  }
-  json.Field("tp", spec.layout.tensor).Field("pp", spec.layout.pipeline).Field("dp", spec.layout.data);
-  json.Field("ranks", spec.layout.WorldSize()).Field("zero_stage", spec.layout.zero_stage);
-  json.Field("model_dtype", DTypeName(spec.model_dtype)).Field("optimizer_dtype", DTypeName(spec.optimizer_dtype));
-  json.Field("scale", spec.scale).Field("payload", PayloadKindName(spec.payload)).Field("fsync", spec.fsync);
-  json.EndObject();
+  json["scale"] = spec.scale;
+  json["payload"] = PayloadKindName(spec.payload);
+  json["fsync"] = spec.fsync;
+  return json;
 }
 
 std::string SpecLine(const WorkloadSpec& spec) {
@@ -100,31 +115,24 @@ std::string FormatPlanText(const WorkloadSpec& spec, const CheckpointPlan& plan)
 }
 
 std::string FormatPlanJson(const WorkloadSpec& spec, const CheckpointPlan& plan) {
-  JsonWriter json;
-  json.BeginObject();
-  SpecToJson(json, spec);
-  json.Field("directory", plan.directory);
-  json.Key("ranks").BeginArray();
+  Json ranks = Json::array();
   for (const RankPlan& rank : plan.ranks) {
-    json.BeginObject().Field("rank", rank.rank).Field("file_bytes", rank.FileBytes());
-    json.Field("tensor_bytes", rank.TensorBytes());
-    json.Key("files").BeginArray();
+    Json files = Json::array();
     for (const PlannedFile& file : rank.files) {
-      json.BeginObject().Field("path", file.relative_path).Field("file_bytes", file.FileBytes());
-      json.Key("tensor_bytes").BeginArray();
-      for (uint64_t bytes : file.tensor_bytes) json.Uint(bytes);
-      json.EndArray().EndObject();
+      files.push_back({{"path", file.relative_path}, {"file_bytes", file.FileBytes()}, {"tensor_bytes", file.tensor_bytes}});
     }
-    json.EndArray().EndObject();
+    ranks.push_back({{"rank", rank.rank},
+                     {"file_bytes", rank.FileBytes()},
+                     {"tensor_bytes", rank.TensorBytes()},
+                     {"files", std::move(files)}});
   }
-  json.EndArray();
-  json.Key("totals").BeginObject();
-  json.Field("files", static_cast<uint64_t>(plan.FileCount()));
-  json.Field("tensor_bytes", plan.TensorBytes()).Field("file_bytes", plan.FileBytes());
-  json.Field("tensor_gb", plan.TensorBytes() / kGB).Field("tensor_gib", plan.TensorBytes() / kGiB);
-  json.EndObject();
-  json.EndObject();
-  return json.text() + "\n";
+  Json json = {{"workload", SpecJson(spec)}, {"directory", plan.directory}, {"ranks", std::move(ranks)}};
+  json["totals"] = {{"files", plan.FileCount()},
+                    {"tensor_bytes", plan.TensorBytes()},
+                    {"file_bytes", plan.FileBytes()},
+                    {"tensor_gb", plan.TensorBytes() / kGB},
+                    {"tensor_gib", plan.TensorBytes() / kGiB}};
+  return Dump(json);
 }
 
 std::string FormatPhaseTable(const std::vector<PhaseResult>& phases) {
@@ -147,26 +155,26 @@ std::string FormatPhaseTable(const std::vector<PhaseResult>& phases) {
 }
 
 std::string FormatPhasesJson(const WorkloadSpec* spec, const std::vector<PhaseResult>& phases) {
-  JsonWriter json;
-  json.BeginObject();
-  if (spec != nullptr) SpecToJson(json, *spec);
-  json.Key("phases").BeginArray();
+  Json json = Json::object();
+  if (spec != nullptr) json["workload"] = SpecJson(*spec);
+  Json out = Json::array();
   for (const PhaseResult& phase : phases) {
-    json.BeginObject().Field("kind", phase.kind).Field("label", phase.label);
-    json.Field("files", phase.files).Field("bytes", phase.bytes).Field("seconds", phase.seconds);
-    json.Field("gb_per_s", phase.BytesPerSecond() / kGB).Field("gib_per_s", phase.BytesPerSecond() / kGiB);
-    json.Key("ranks").BeginArray();
+    Json ranks = Json::array();
     for (const RankResult& rank : phase.ranks) {
-      json.BeginObject().Field("rank", rank.rank).Field("files", rank.files).Field("bytes", rank.bytes);
-      json.Field("seconds", rank.seconds).EndObject();
+      ranks.push_back({{"rank", rank.rank}, {"files", rank.files}, {"bytes", rank.bytes}, {"seconds", rank.seconds}});
     }
-    json.EndArray();
-    json.Key("notes").BeginArray();
-    for (const std::string& note : phase.notes) json.String(note);
-    json.EndArray().EndObject();
+    out.push_back({{"kind", phase.kind},
+                   {"label", phase.label},
+                   {"files", phase.files},
+                   {"bytes", phase.bytes},
+                   {"seconds", phase.seconds},
+                   {"gb_per_s", phase.BytesPerSecond() / kGB},
+                   {"gib_per_s", phase.BytesPerSecond() / kGiB},
+                   {"ranks", std::move(ranks)},
+                   {"notes", phase.notes}});
   }
-  json.EndArray().EndObject();
-  return json.text() + "\n";
+  json["phases"] = std::move(out);
+  return Dump(json);
 }
 
 }  // namespace ckptfs::replay

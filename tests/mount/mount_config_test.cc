@@ -1,0 +1,237 @@
+// ParseMountConfig: every ckptfs -o option is taken out of the command line
+// and converted, a bad value is refused naming the option, what libfuse
+// handles is left for it, and nothing given means the documented defaults.
+#include "mount_config.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace ckptfs {
+namespace {
+
+struct Parsed {
+  Status status;
+  MountConfig config;
+  std::vector<std::string> rest;  // what is left for fuse_parse_cmdline
+};
+
+Parsed Parse(std::vector<std::string> argv) {
+  std::vector<char*> ptrs;
+  for (std::string& a : argv) ptrs.push_back(a.data());
+  fuse_args args = FUSE_ARGS_INIT(static_cast<int>(ptrs.size()), ptrs.data());
+  Parsed p;
+  p.status = ParseMountConfig(&args, &p.config);
+  for (int i = 0; i < args.argc; ++i) p.rest.emplace_back(args.argv[i]);
+  fuse_opt_free_args(&args);
+  return p;
+}
+
+// ckptfs STORE MNT -o OPTIONS
+Parsed ParseOptions(const std::string& options) {
+  return Parse({"ckptfs", "/var/lib/ckpt.img", "/mnt/ckpt", "-o", options});
+}
+
+// The option is refused, and the error says which and what it got.
+void ExpectRefused(const std::string& option) {
+  SCOPED_TRACE(option);
+  Parsed p = ParseOptions(option);
+  EXPECT_EQ(p.status.code(), Status::Code::kInvalid) << p.status.ToString();
+  EXPECT_NE(p.status.message().find("option " + option + ":"), std::string::npos)
+      << p.status.message();
+}
+
+TEST(MountConfig, DefaultsWhenNoOptionIsGiven) {
+  Parsed p = Parse({"ckptfs", "/var/lib/ckpt.img", "/mnt/ckpt"});
+  ASSERT_TRUE(p.status.ok()) << p.status.ToString();
+  const MountConfig& c = p.config;
+  EXPECT_EQ(c.store_path, "/var/lib/ckpt.img");
+  EXPECT_EQ(c.mount.memory_budget, 512ull << 20);
+  EXPECT_EQ(c.mount.flusher_threads, 2u);
+  EXPECT_EQ(c.mount.commit_interval_ms, 5000u);
+  EXPECT_TRUE(c.mount.use_uring);
+  EXPECT_EQ(c.mount.compress, "none");
+  EXPECT_EQ(c.mount.compressor_threads, 2u);
+  EXPECT_FALSE(c.mount.compress_backlog_raw);
+  EXPECT_FALSE(c.mount.compress_when_idle);
+  EXPECT_EQ(c.fuse.attr_timeout, 1.0);
+  EXPECT_EQ(c.fuse.entry_timeout, 1.0);
+  EXPECT_TRUE(c.fuse.writeback_cache);
+  EXPECT_EQ(c.log_level, "info");
+  EXPECT_EQ(c.log_file, "");
+  EXPECT_FALSE(c.allow_nonempty);
+  EXPECT_EQ(c.read_ahead_kb, 1024u);
+  EXPECT_EQ(c.busy_wait_seconds, 60.0);
+  // The store is taken out; the mountpoint stays for libfuse.
+  EXPECT_EQ(p.rest, (std::vector<std::string>{"ckptfs", "/mnt/ckpt"}));
+}
+
+TEST(MountConfig, NoStoreGivenLeavesThePathEmpty) {
+  Parsed p = Parse({"ckptfs"});
+  ASSERT_TRUE(p.status.ok());
+  EXPECT_EQ(p.config.store_path, "");
+}
+
+TEST(MountConfig, EveryOptionIsTakenAndConverted) {
+  Parsed p = ParseOptions(
+      "memory=1G,flushers=4,commit_interval=250,attr_timeout=0.5,entry_timeout=30,"
+      "log_level=debug,log_file=/tmp/ckptfs.log,io=posix,read_ahead_kb=4096,compress=zstd:-3,"
+      "compressors=8,compress_backlog=raw,compress_when=idle,wait=2.5,no_writeback_cache,"
+      "nonempty");
+  ASSERT_TRUE(p.status.ok()) << p.status.ToString();
+  const MountConfig& c = p.config;
+  EXPECT_EQ(c.mount.memory_budget, 1ull << 30);
+  EXPECT_EQ(c.mount.flusher_threads, 4u);
+  EXPECT_EQ(c.mount.commit_interval_ms, 250u);
+  EXPECT_EQ(c.fuse.attr_timeout, 0.5);
+  EXPECT_EQ(c.fuse.entry_timeout, 30.0);
+  EXPECT_EQ(c.log_level, "debug");
+  EXPECT_EQ(c.log_file, "/tmp/ckptfs.log");
+  EXPECT_FALSE(c.mount.use_uring);
+  EXPECT_EQ(c.read_ahead_kb, 4096u);
+  EXPECT_EQ(c.mount.compress, "zstd:-3:auto");  // stored in its canonical form
+  EXPECT_EQ(c.mount.compressor_threads, 8u);
+  EXPECT_TRUE(c.mount.compress_backlog_raw);
+  EXPECT_TRUE(c.mount.compress_when_idle);
+  EXPECT_EQ(c.busy_wait_seconds, 2.5);
+  EXPECT_FALSE(c.fuse.writeback_cache);
+  EXPECT_TRUE(c.allow_nonempty);
+  // Nothing of ckptfs's is left for libfuse, which would refuse it.
+  EXPECT_EQ(p.rest, (std::vector<std::string>{"ckptfs", "/mnt/ckpt"}));
+}
+
+TEST(MountConfig, TheOtherValueOfEachChoice) {
+  Parsed p = ParseOptions("io=uring,compress_backlog=wait,compress_when=write,compress=none");
+  ASSERT_TRUE(p.status.ok()) << p.status.ToString();
+  EXPECT_TRUE(p.config.mount.use_uring);
+  EXPECT_FALSE(p.config.mount.compress_backlog_raw);
+  EXPECT_FALSE(p.config.mount.compress_when_idle);
+  EXPECT_EQ(p.config.mount.compress, "none");
+}
+
+TEST(MountConfig, OptionsMayComeInSeveralGroups) {
+  Parsed p = Parse({"ckptfs", "-o", "flushers=3", "/store", "-o", "compressors=5", "/mnt"});
+  ASSERT_TRUE(p.status.ok()) << p.status.ToString();
+  EXPECT_EQ(p.config.mount.flusher_threads, 3u);
+  EXPECT_EQ(p.config.mount.compressor_threads, 5u);
+  EXPECT_EQ(p.config.store_path, "/store");
+}
+
+TEST(MountConfig, LibfuseOptionsAndFlagsAreLeftForIt) {
+  Parsed p = Parse({"ckptfs", "-f", "/store", "/mnt", "-o", "allow_other,memory=128M,default_permissions"});
+  ASSERT_TRUE(p.status.ok()) << p.status.ToString();
+  EXPECT_EQ(p.config.mount.memory_budget, 128ull << 20);
+  EXPECT_EQ(p.rest, (std::vector<std::string>{"ckptfs", "-o", "allow_other,default_permissions",
+                                              "-f", "/mnt"}));
+}
+
+TEST(MountConfig, AtimePoliciesFromFstabAreDropped) {
+  Parsed p = ParseOptions(
+      "relatime,norelatime,strictatime,lazytime,nolazytime,atime,diratime,nodiratime,iversion,"
+      "noiversion");
+  ASSERT_TRUE(p.status.ok()) << p.status.ToString();
+  EXPECT_EQ(p.rest, (std::vector<std::string>{"ckptfs", "/mnt/ckpt"}));
+}
+
+TEST(MountConfig, EveryLogLevelIsAccepted) {
+  for (const char* level : {"trace", "debug", "info", "warn", "error", "critical", "off"}) {
+    Parsed p = ParseOptions(std::string("log_level=") + level);
+    EXPECT_TRUE(p.status.ok()) << level << ": " << p.status.ToString();
+    EXPECT_EQ(p.config.log_level, level);
+  }
+  ExpectRefused("log_level=verbose");
+  ExpectRefused("log_level=INFO");
+}
+
+TEST(MountConfig, MemoryIsASizeOfAtLeast64M) {
+  EXPECT_EQ(ParseOptions("memory=64M").config.mount.memory_budget, 64ull << 20);
+  EXPECT_EQ(ParseOptions("memory=2GiB").config.mount.memory_budget, 2ull << 30);
+  ExpectRefused("memory=63M");
+  ExpectRefused("memory=1000");
+  ExpectRefused("memory=lots");
+  ExpectRefused("memory=1Q");
+  ExpectRefused("memory=");
+  ExpectRefused("memory=-1");  // not "the largest number there is"
+  ExpectRefused("memory=99999999999999999999");
+}
+
+TEST(MountConfig, CountsAreRangeChecked) {
+  struct Range {
+    const char* name;
+    uint64_t lo, hi;
+  };
+  for (const Range& r : {Range{"flushers", 1, 16}, Range{"commit_interval", 10, 600000},
+                         Range{"read_ahead_kb", 0, 1 << 20}, Range{"compressors", 1, 64}}) {
+    const std::string name = r.name;
+    SCOPED_TRACE(name);
+    EXPECT_TRUE(ParseOptions(name + "=" + std::to_string(r.lo)).status.ok());
+    EXPECT_TRUE(ParseOptions(name + "=" + std::to_string(r.hi)).status.ok());
+    if (r.lo > 0) ExpectRefused(name + "=" + std::to_string(r.lo - 1));
+    ExpectRefused(name + "=" + std::to_string(r.hi + 1));
+    ExpectRefused(name + "=");
+    ExpectRefused(name + "=two");
+    ExpectRefused(name + "=4x");
+    ExpectRefused(name + "=1.5");
+    ExpectRefused(name + "=-1");
+    ExpectRefused(name + "=99999999999999999999999");  // overflows
+    // strtoull negates what follows a minus sign: this would read as 1.
+    ExpectRefused(name + "=-18446744073709551615");
+  }
+  EXPECT_EQ(ParseOptions("read_ahead_kb=0").config.read_ahead_kb, 0u);  // 0: the kernel's
+}
+
+TEST(MountConfig, SecondsAreRangeChecked) {
+  for (const char* name : {"attr_timeout", "entry_timeout", "wait"}) {
+    const std::string n = name;
+    SCOPED_TRACE(n);
+    EXPECT_TRUE(ParseOptions(n + "=0").status.ok());
+    EXPECT_TRUE(ParseOptions(n + "=86400").status.ok());
+    EXPECT_TRUE(ParseOptions(n + "=0.25").status.ok());
+    ExpectRefused(n + "=86401");
+    ExpectRefused(n + "=-1");
+    ExpectRefused(n + "=");
+    ExpectRefused(n + "=soon");
+    ExpectRefused(n + "=1s");
+    ExpectRefused(n + "=inf");
+    ExpectRefused(n + "=nan");  // compares false both ways: must not slip through
+  }
+  EXPECT_EQ(ParseOptions("attr_timeout=0").config.fuse.attr_timeout, 0.0);
+  EXPECT_EQ(ParseOptions("wait=0").config.busy_wait_seconds, 0.0);
+}
+
+TEST(MountConfig, ChoicesOutsideTheirSetAreRefused) {
+  ExpectRefused("io=aio");
+  ExpectRefused("io=");
+  ExpectRefused("compress_backlog=drop");
+  ExpectRefused("compress_when=never");
+  ExpectRefused("compress=lz4");
+  ExpectRefused("compress=zstd:99");
+  ExpectRefused("compress=zstd:3:group3");
+}
+
+TEST(MountConfig, TheFirstBadOptionIsReportedAndTheRestStillFreed) {
+  Parsed p = ParseOptions("flushers=0,compressors=0,log_file=/tmp/x");
+  ASSERT_EQ(p.status.code(), Status::Code::kInvalid);
+  EXPECT_NE(p.status.message().find("flushers=0"), std::string::npos) << p.status.message();
+}
+
+TEST(MountConfig, UnknownOptionIsLeftForLibfuseToRefuse) {
+  Parsed p = ParseOptions("memroy=1G");
+  ASSERT_TRUE(p.status.ok());
+  EXPECT_EQ(p.config.mount.memory_budget, 512ull << 20);
+  EXPECT_EQ(p.rest, (std::vector<std::string>{"ckptfs", "-o", "memroy=1G", "/mnt/ckpt"}));
+}
+
+TEST(MountConfig, HelpNamesEveryOption) {
+  const std::string help = MountOptionsHelp();
+  for (const char* option :
+       {"memory=", "flushers=", "commit_interval=", "attr_timeout=", "entry_timeout=", "io=",
+        "read_ahead_kb=", "compress=", "compressors=", "compress_backlog=", "compress_when=",
+        "no_writeback_cache", "log_level=", "log_file=", "nonempty", "wait="}) {
+    EXPECT_NE(help.find(std::string("-o ") + option), std::string::npos) << option;
+  }
+}
+
+}  // namespace
+}  // namespace ckptfs
