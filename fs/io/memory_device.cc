@@ -7,14 +7,15 @@
 
 namespace ckptfs {
 
-MemoryDevice::MemoryDevice(uint64_t size) : bytes_(AlignDown(size, kBlockSize), 0) {}
+MemoryDevice::MemoryDevice(uint64_t size)
+    : size_(AlignDown(size, kBlockSize)), bytes_(size_, 0) {}
 
 Status MemoryDevice::Check(uint64_t offset, const void* buf, size_t len) const {
   if (offset % kBlockSize || len % kBlockSize || reinterpret_cast<uintptr_t>(buf) % kBlockSize) {
     return Status::Invalid("unaligned I/O at " + std::to_string(offset) + " len " +
                            std::to_string(len));
   }
-  if (offset + len > bytes_.size()) {
+  if (offset + len > size_) {
     return Status::IOError("I/O past end of device at " + std::to_string(offset));
   }
   return Status::Ok();

@@ -16,7 +16,7 @@ class MemoryDevice : public BlockDevice {
   Status Read(uint64_t offset, void* buf, size_t len) override;
   Status Write(uint64_t offset, const void* buf, size_t len) override;
   Status Flush() override;
-  uint64_t size() const override { return bytes_.size(); }
+  uint64_t size() const override { return size_; }
 
   // Test access to the raw image (e.g. to flip a bit).
   // Unlocked: tests use it while no I/O runs.
@@ -26,6 +26,7 @@ class MemoryDevice : public BlockDevice {
  private:
   Status Check(uint64_t offset, const void* buf, size_t len) const;
 
+  const uint64_t size_;  // the image never grows or shrinks
   mutable Mutex mu_;
   std::vector<char> bytes_ GUARDED_BY(mu_);  // the contents; the size never changes
   uint64_t flushes_ GUARDED_BY(mu_) = 0;

@@ -14,12 +14,13 @@ UringDevice::UringDevice(std::unique_ptr<FileDevice> file, unsigned queue_depth)
     : file_(std::move(file)), queue_depth_(queue_depth == 0 ? 1 : queue_depth) {}
 
 UringDevice::~UringDevice() {
+  MutexLock lock(&pool_mu_);
   for (auto& r : free_rings_) io_uring_queue_exit(&r->ring);
 }
 
 std::unique_ptr<UringDevice::Ring> UringDevice::BorrowRing(Status* status) {
   {
-    std::lock_guard<std::mutex> lock(pool_mu_);
+    MutexLock lock(&pool_mu_);
     if (!free_rings_.empty()) {
       auto r = std::move(free_rings_.back());
       free_rings_.pop_back();
@@ -44,7 +45,7 @@ void UringDevice::ReturnRing(std::unique_ptr<Ring> ring, unsigned in_flight) {
     io_uring_queue_exit(&ring->ring);
     return;
   }
-  std::lock_guard<std::mutex> lock(pool_mu_);
+  MutexLock lock(&pool_mu_);
   free_rings_.push_back(std::move(ring));
 }
 

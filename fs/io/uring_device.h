@@ -6,10 +6,10 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "io/file_device.h"
+#include "util/mutex.h"
 
 namespace ckptfs {
 
@@ -53,8 +53,8 @@ class UringDevice : public BlockDevice {
 
   const std::unique_ptr<FileDevice> file_;
   const unsigned queue_depth_;
-  std::mutex pool_mu_;                       // guards free_rings_
-  std::vector<std::unique_ptr<Ring>> free_rings_;  // each one clean
+  Mutex pool_mu_;
+  std::vector<std::unique_ptr<Ring>> free_rings_ GUARDED_BY(pool_mu_);  // each one clean
   RingCalls calls_;
 };
 

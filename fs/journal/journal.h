@@ -63,7 +63,7 @@ class Journal {
   void Stop() EXCLUDES(bg_mu_);
 
   // The namespace lock. Hold it shared to read ns(), exclusively to change.
-  SharedMutex* mu() RETURN_CAPABILITY(mu_) { return &mu_; }
+  SharedMutex* mu() const RETURN_CAPABILITY(mu_) { return &mu_; }
   const Namespace& ns() const REQUIRES_SHARED(mu_) { return ns_; }
 
   // Applies `r` (validated by the caller) and queues it for the log.

@@ -144,7 +144,7 @@ class SegmentTable : public SpaceObserver {
 
   ReadPins pins_;
 
-  mutable Mutex mu_ ACQUIRED_BEFORE(pins_);
+  mutable Mutex mu_;  // taken before the read pins' own
   std::vector<Info> segments_ GUARDED_BY(mu_);
   uint32_t free_count_ GUARDED_BY(mu_) = 0;
   uint32_t pending_free_count_ GUARDED_BY(mu_) = 0;  // retired ones included
