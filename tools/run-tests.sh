@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds, runs every test, and fails if any ckptfs
-# mount is left behind. This is what CI runs (.ci/run).
+# Installs dependencies, builds, runs every test (then the clang lock check
+# and the sanitized runs), and fails if any ckptfs mount is left behind. This is what CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install-deps.sh
@@ -9,6 +9,8 @@ ckptfs_mounts() { grep -E ' fuse\.ckptfs ' /proc/mounts | awk '{print $2}' | sor
 before=$(ckptfs_mounts)
 status=0
 (cd build && ctest --output-on-failure --timeout 600) || status=$?
+# Clang's lock analysis and the sanitized runs (tools/run-sanitized-tests.sh).
+bash tools/run-sanitized-tests.sh || status=$?
 leftover=$(comm -13 <(echo "$before") <(ckptfs_mounts) | grep . || true)
 if [ -n "$leftover" ]; then
   echo "run-tests: tests left ckptfs mounts behind: $leftover" >&2

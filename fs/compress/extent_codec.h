@@ -21,11 +21,10 @@
 #include <vector>
 
 #include "ckptfs/status.h"
+#include "format/physical_extent.h"
 
 namespace ckptfs {
 
-enum class Codec : uint8_t { kRaw = 0, kZstd = 1, kZstdGroup2 = 2, kZstdGroup4 = 3 };
-constexpr uint8_t kMaxCodec = 3;
 
 // Which element width to group by before zstd. kAuto picks per run by
 // compressing a sample each way (see ExtentEncoder).

@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "log/record.h"
+#include "format/physical_extent.h"
 #include "util/clock.h"
 
 namespace ckptfs {

@@ -5,7 +5,6 @@
 
 #include <utility>
 
-#include "compress/extent_codec.h"
 #include "util/coding.h"
 
 namespace ckptfs {

@@ -13,7 +13,7 @@
 //   7 WriteExtent  ino u64, offset u64, length u32, addr u64, stored_len u32, crc u32,
 //                  skip u32, mtime (0: leave as is)
 //   13 WriteExtent of a compressed run: the same fields, then codec u8
-//                  (fs/compress/extent_codec.h) and raw_len u32, the run's
+//                  (format/physical_extent.h) and raw_len u32, the run's
 //                  length once decoded; `skip` and `length` count decoded
 //                  bytes. Type 7 is written for raw runs, so stores that
 //                  never compressed stay readable by older versions.
@@ -34,38 +34,9 @@
 #include <variant>
 
 #include "ckptfs/status.h"
+#include "format/physical_extent.h"
 
 namespace ckptfs {
-
-// Where a run of stored bytes lives: a 4 KiB-aligned device address, the
-// stored length and its CRC32C (of the stored bytes). Reads verify the
-// whole run. A compressed run also records its codec and decoded length;
-// file offsets into it (`skip`) count decoded bytes.
-//
-// In memory only, an address with kPendingBit set names a run still waiting
-// for a compressor thread (fs/compression.cc); such extents never reach the
-// log, the segment table or the device.
-struct PhysicalExtent {
-  static constexpr uint64_t kPendingBit = 1ull << 63;
-  static constexpr uint32_t kMaxRunLength = 1 << 20;  // the most file bytes a run holds
-  uint64_t addr = 0;
-  uint32_t length = 0;
-  uint32_t crc = 0;
-  uint8_t codec = 0;        // 0: raw (Codec::kRaw)
-  uint32_t raw_length = 0;  // decoded length; meaningful when codec != 0
-  bool operator==(const PhysicalExtent&) const = default;
-
-  bool compressed() const { return codec != 0; }
-  bool pending() const { return (addr & kPendingBit) != 0; }
-  // The run's length as file bytes (what skip + length may reach).
-  uint32_t logical_length() const { return compressed() ? raw_length : length; }
-  // The stored bytes a reference to `bytes` of the run's file bytes stands
-  // for: proportional for compressed runs (an estimate used for space
-  // reporting and cleaning, never for freeing).
-  uint64_t StoredShare(uint64_t bytes) const {
-    return compressed() && raw_length > 0 ? bytes * length / raw_length : bytes;
-  }
-};
 
 namespace record {
 

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "log/record.h"
+#include "format/physical_extent.h"
 
 namespace ckptfs {
 

@@ -29,7 +29,7 @@
 #include "ckptfs/status.h"
 #include "format/superblock.h"
 #include "io/block_device.h"
-#include "log/record.h"
+#include "format/physical_extent.h"
 #include "segment/run_cache.h"
 #include "segment/segment_table.h"
 #include "util/mutex.h"

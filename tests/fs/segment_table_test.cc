@@ -264,6 +264,46 @@ TEST_F(SegmentTableTest, EmptiedSegmentIsFreedOnlyWhenItsRecordIsDurable) {
   EXPECT_EQ(u.pending_free, 0u);
 }
 
+TEST_F(SegmentTableTest, CommittedDeadSegmentWaitsForReadsPinnedBeforeTheCommit) {
+  uint32_t s = WrittenSegment(8192);
+  const uint32_t free = table_.Usage().free;
+  // A read looked up extents into `s` and is still reading them.
+  ReadPins::Pin early = table_.PinForRead();
+  table_.NoteRecord(3);
+  table_.Released(Raw(s, 0, 8192), 8192);
+  table_.CommitDurable(3);
+  // Committed: no commit needed any more, but not reusable while the read runs.
+  EXPECT_EQ(table_.PendingFree(), 0u);
+  EXPECT_EQ(table_.Usage().free, free);
+  EXPECT_EQ(table_.Usage().pending_free, 1u);
+  // A read that starts after the commit cannot see `s` and does not hold it.
+  ReadPins::Pin late = table_.PinForRead();
+  early.Release();
+  // The next allocation finds it free again.
+  auto next = table_.AllocateData();
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_EQ(table_.Usage().pending_free, 0u);
+  EXPECT_EQ(table_.Usage().free, free);  // one back, one taken
+  std::set<uint32_t> taken = AllMeta(&table_);
+  taken.insert(*next);
+  EXPECT_TRUE(taken.count(s)) << "segment " << s << " never came back";
+}
+
+TEST_F(SegmentTableTest, PinnedReadKeepsItsSegmentFromEveryAllocation) {
+  uint32_t s = WrittenSegment(4096);
+  ReadPins::Pin pin = table_.PinForRead();
+  table_.NoteRecord(1);
+  table_.Released(Raw(s, 0, 4096), 4096);
+  table_.CommitDurable(1);
+  std::set<uint32_t> taken;
+  for (auto more = table_.AllocateData(SegmentTable::Requester::kCleaner); more.ok();
+       more = table_.AllocateData(SegmentTable::Requester::kCleaner)) {
+    taken.insert(*more);
+  }
+  for (uint32_t m : AllMeta(&table_)) taken.insert(m);
+  EXPECT_FALSE(taken.count(s)) << "segment " << s << " was reused under a pinned read";
+}
+
 TEST_F(SegmentTableTest, SegmentsRememberTheRecordTheyDiedBy) {
   uint32_t a = WrittenSegment(4096);
   uint32_t b = WrittenSegment(4096);

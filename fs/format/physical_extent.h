@@ -1,0 +1,45 @@
+// PhysicalExtent and Codec: where stored bytes live and how they are coded.
+// On-disk types shared by the log (records carry them), the segments, the
+// namespace and the codecs, so none of those depends on another for them.
+// Their encoding inside records is in log/record.h and docs/format.md.
+#pragma once
+
+#include <cstdint>
+
+namespace ckptfs {
+
+// How a stored run's bytes decode. The numbers are stored in records.
+enum class Codec : uint8_t { kRaw = 0, kZstd = 1, kZstdGroup2 = 2, kZstdGroup4 = 3 };
+constexpr uint8_t kMaxCodec = 3;
+
+// Where a run of stored bytes lives: a 4 KiB-aligned device address, the
+// stored length and its CRC32C (of the stored bytes). Reads verify the
+// whole run. A compressed run also records its codec and decoded length;
+// file offsets into it (`skip`) count decoded bytes.
+//
+// In memory only, an address with kPendingBit set names a run still waiting
+// for a compressor thread (fs/compress/compression_pipeline.h); such extents never reach the
+// log, the segment table or the device.
+struct PhysicalExtent {
+  static constexpr uint64_t kPendingBit = 1ull << 63;
+  static constexpr uint32_t kMaxRunLength = 1 << 20;  // the most file bytes a run holds
+  uint64_t addr = 0;
+  uint32_t length = 0;
+  uint32_t crc = 0;
+  uint8_t codec = 0;        // 0: raw (Codec::kRaw)
+  uint32_t raw_length = 0;  // decoded length; meaningful when codec != 0
+  bool operator==(const PhysicalExtent&) const = default;
+
+  bool compressed() const { return codec != 0; }
+  bool pending() const { return (addr & kPendingBit) != 0; }
+  // The run's length as file bytes (what skip + length may reach).
+  uint32_t logical_length() const { return compressed() ? raw_length : length; }
+  // The stored bytes a reference to `bytes` of the run's file bytes stands
+  // for: proportional for compressed runs (an estimate used for space
+  // reporting and cleaning, never for freeing).
+  uint64_t StoredShare(uint64_t bytes) const {
+    return compressed() && raw_length > 0 ? bytes * length / raw_length : bytes;
+  }
+};
+
+}  // namespace ckptfs

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The checks CI runs beside the plain build (tools/run-tests.sh calls this):
+#   1. the core built with Clang and -Wthread-safety -Werror: every lock
+#      annotation is checked (fs/util/thread_annotations.h);
+#   2. ThreadSanitizer: the core's unit tests, the crash sweeps and the
+#      mount's concurrency tests (a TSan-built daemon under real FUSE load);
+#   3. AddressSanitizer + UBSan: the unit tests of the core, the tools and
+#      the mount options.
+# Any sanitizer report fails the run: reports are written to files (the
+# daemon's stderr is not the test's) and the run fails if any exists.
+# Usage: tools/run-sanitized-tests.sh [clang|tsan|asan ...]   (default: all)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(clang tsan asan)
+
+reports=$(mktemp -d /tmp/ckptfs-sanitizer.XXXXXX)
+trap 'rm -rf "$reports"' EXIT
+
+# Fails if a sanitizer wrote any report under $reports.
+check_reports() {
+  local found
+  found=$(find "$reports" -type f -size +0 | head -20)
+  if [ -n "$found" ]; then
+    echo "run-sanitized-tests: $1 reported errors:" >&2
+    for f in $found; do sed -n '1,60p' "$f" >&2; done
+    return 1
+  fi
+}
+
+# Configures and builds `targets` in build-$name with extra cmake args.
+build() {
+  local dir=$1; shift
+  local -a config=()
+  while [ "$1" != "--" ]; do config+=("$1"); shift; done
+  shift
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCKPTFS_BUILD_REPLAY=OFF \
+    "${config[@]}" >/dev/null
+  cmake --build "$dir" -j"$jobs" --target "$@"
+}
+
+for step in "${steps[@]}"; do
+  case $step in
+    clang)
+      echo "== core under clang -Wthread-safety -Werror"
+      CXX=clang++ build build-clang -- ckptfs_core
+      ;;
+    tsan)
+      echo "== ThreadSanitizer: core unit tests, crash sweeps, mount concurrency"
+      build build-tsan -DCKPTFS_SANITIZE=thread -- fs_tests integration_tests
+      export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 log_path=$reports/tsan"
+      # The uring tests need no sanitizing of the kernel's side; the rest of
+      # the core runs whole, crash sweeps included.
+      build-tsan/bin/fs_tests --gtest_brief=1
+      build-tsan/bin/integration_tests --gtest_brief=1 --gtest_filter='PosixOpsTest.Concurrent*:StressTest.*:KillLoopTest.*:PersistenceTest.*'
+      unset TSAN_OPTIONS
+      check_reports ThreadSanitizer
+      ;;
+    asan)
+      echo "== AddressSanitizer + UBSan: unit tests"
+      build build-asan -DCKPTFS_SANITIZE=address -- fs_tests tools_tests mount_tests
+      export ASAN_OPTIONS="log_path=$reports/asan detect_leaks=1"
+      export UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1 log_path=$reports/ubsan"
+      build-asan/bin/fs_tests --gtest_brief=1
+      build-asan/bin/tools_tests --gtest_brief=1
+      build-asan/bin/mount_tests --gtest_brief=1
+      unset ASAN_OPTIONS UBSAN_OPTIONS
+      check_reports "AddressSanitizer/UBSan"
+      ;;
+    *) echo "run-sanitized-tests: unknown step '$step' (clang, tsan, asan)" >&2; exit 2 ;;
+  esac
+done
