@@ -35,18 +35,10 @@ Cleaner::Cleaner(const MountOptions& options, const Superblock& sb, Journal* jou
 Cleaner::~Cleaner() { Stop(); }
 
 void Cleaner::Start() {
-  MutexLock lock(&bg_mu_);
-  if (thread_.joinable() || stop_) return;
-  thread_ = std::thread([this] { Loop(); });
-}
-
-void Cleaner::Stop() {
-  {
-    MutexLock lock(&bg_mu_);
-    stop_ = true;
-  }
-  bg_cv_.NotifyAll();
-  if (thread_.joinable()) thread_.join();
+  last_written_ = user_bytes_written_->load();
+  // Raw data a previous mount left is compressed too, once idle.
+  recompressed_all_ = !options_.compress_when_idle;
+  thread_.Start(std::chrono::milliseconds(100), [this] { Tick(); });
 }
 
 CleanerStats Cleaner::stats() const {
@@ -268,52 +260,39 @@ bool Cleaner::SpaceIsLow() const {
   return free < low_water;
 }
 
-void Cleaner::Loop() {
-  MutexLock lock(&bg_mu_);
-  // compress_when=idle: once no user byte was written for a second, rewrite
-  // raw data compressed, until a pass finds nothing or writes resume.
-  uint64_t last_written = user_bytes_written_->load();
-  int idle_ticks = 0;
-  // Raw data a previous mount left is compressed too, once idle.
-  bool recompressed_all = !options_.compress_when_idle;
-  while (!stop_) {
-    bg_cv_.WaitFor(&bg_mu_, std::chrono::milliseconds(100));
-    if (stop_) break;
-    const uint64_t written = user_bytes_written_->load();
-    if (written != last_written) {
-      last_written = written;
-      idle_ticks = 0;
-      recompressed_all = false;
-    } else {
-      ++idle_ticks;
-    }
-    const bool clean = SpaceIsLow();
-    const bool recompress =
-        !clean && options_.compress_when_idle && idle_ticks >= 10 && !recompressed_all;
-    if (!clean && !recompress) continue;
-    lock.Unlock();
-    const auto start = std::chrono::steady_clock::now();
-    auto cleaned = clean ? CleanOnce(4) : RecompressOnce(4);
-    // A store made full by a raw burst has nothing dead to clean: compressing
-    // is what frees space then.
-    if (clean && cleaned.ok() && cleaned->segments == 0 && options_.compress_when_idle &&
-        idle_ticks >= 10 && !recompressed_all) {
-      cleaned = RecompressOnce(4);
-      if (cleaned.ok() && cleaned->segments == 0) recompressed_all = true;
-    }
-    if (!cleaned.ok()) {
-      spdlog::error("cleaner: {}", cleaned.status().ToString());
-    } else {
-      if (recompress && cleaned->segments == 0) recompressed_all = true;
-      if (options_.clean_rate_bytes > 0 && cleaned->moved > 0) {
-        // Rate limit: sleep off what moving these bytes "cost" at the set rate.
-        const auto budget = std::chrono::duration<double>(
-            static_cast<double>(cleaned->moved) / static_cast<double>(options_.clean_rate_bytes));
-        std::this_thread::sleep_until(
-            start + std::chrono::duration_cast<std::chrono::nanoseconds>(budget));
-      }
-    }
-    lock.Lock();
+void Cleaner::Tick() {
+  const uint64_t written = user_bytes_written_->load();
+  if (written != last_written_) {
+    last_written_ = written;
+    idle_ticks_ = 0;
+    recompressed_all_ = false;
+  } else {
+    ++idle_ticks_;
+  }
+  const bool idle_pass_due =
+      options_.compress_when_idle && idle_ticks_ >= 10 && !recompressed_all_;
+  const bool clean = SpaceIsLow();
+  const bool recompress = !clean && idle_pass_due;
+  if (!clean && !recompress) return;
+  const auto start = std::chrono::steady_clock::now();
+  auto cleaned = clean ? CleanOnce(4) : RecompressOnce(4);
+  // A store made full by a raw burst has nothing dead to clean: compressing
+  // is what frees space then.
+  if (clean && cleaned.ok() && cleaned->segments == 0 && idle_pass_due) {
+    cleaned = RecompressOnce(4);
+    if (cleaned.ok() && cleaned->segments == 0) recompressed_all_ = true;
+  }
+  if (!cleaned.ok()) {
+    spdlog::error("cleaner: {}", cleaned.status().ToString());
+    return;
+  }
+  if (recompress && cleaned->segments == 0) recompressed_all_ = true;
+  if (options_.clean_rate_bytes > 0 && cleaned->moved > 0) {
+    // Rate limit: sleep off what moving these bytes "cost" at the set rate.
+    const auto budget = std::chrono::duration<double>(
+        static_cast<double>(cleaned->moved) / static_cast<double>(options_.clean_rate_bytes));
+    std::this_thread::sleep_until(start +
+                                  std::chrono::duration_cast<std::chrono::nanoseconds>(budget));
   }
 }
 

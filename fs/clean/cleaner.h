@@ -13,7 +13,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <thread>
 #include <vector>
 
 #include "ckptfs/options.h"
@@ -23,6 +22,7 @@
 #include "segment/data_log.h"
 #include "segment/segment_table.h"
 #include "util/mutex.h"
+#include "util/periodic_thread.h"
 
 namespace ckptfs {
 
@@ -45,8 +45,8 @@ class Cleaner {
           const std::atomic<uint64_t>* user_bytes_written);
   ~Cleaner();
 
-  void Start() EXCLUDES(bg_mu_);
-  void Stop() EXCLUDES(bg_mu_);
+  void Start();
+  void Stop() { thread_.Stop(); }
 
   // Appends to the user stream (`placing_pending`: a compressor placing a
   // write it was promised room for); when the store is full, commits (dead
@@ -74,7 +74,8 @@ class Cleaner {
   // reserve and the room promised to queued writes, plus its open buffer.
   uint64_t Room() const;
   bool SpaceIsLow() const;
-  void Loop() EXCLUDES(bg_mu_);
+  // One look, every 100 ms, at whether to clean or recompress.
+  void Tick();
 
   const MountOptions options_;
   const Superblock sb_;
@@ -87,10 +88,13 @@ class Cleaner {
 
   Mutex pass_mu_;  // one pass at a time (background, or a writer making room)
 
-  Mutex bg_mu_;
-  CondVar bg_cv_;
-  bool stop_ GUARDED_BY(bg_mu_) = false;
-  std::thread thread_;
+  PeriodicThread thread_;
+  // Tick's own (the thread's alone): compress_when=idle rewrites raw data
+  // compressed once no user byte was written for a second, until a pass
+  // finds nothing or writes resume.
+  uint64_t last_written_ = 0;
+  int idle_ticks_ = 0;
+  bool recompressed_all_ = false;
 
   std::atomic<uint64_t> bytes_moved_{0};
   std::atomic<uint64_t> segments_cleaned_{0};

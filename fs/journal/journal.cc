@@ -55,30 +55,10 @@ Status Journal::Recover() {
 }
 
 void Journal::Start() {
-  MutexLock lock(&bg_mu_);
-  if (committer_.joinable() || stop_) return;
-  committer_ = std::thread([this] { CommitterLoop(); });
-}
-
-void Journal::Stop() {
-  {
-    MutexLock lock(&bg_mu_);
-    stop_ = true;
-  }
-  bg_cv_.NotifyAll();
-  if (committer_.joinable()) committer_.join();
-}
-
-void Journal::CommitterLoop() {
-  MutexLock lock(&bg_mu_);
-  while (!stop_) {
-    bg_cv_.WaitFor(&bg_mu_, std::chrono::milliseconds(options_.commit_interval_ms));
-    if (stop_) break;
-    lock.Unlock();
+  committer_.Start(std::chrono::milliseconds(options_.commit_interval_ms), [this] {
     Status s = CommitNow();
     if (!s.ok()) spdlog::error("background commit failed: {}", s.ToString());
-    lock.Lock();
-  }
+  });
 }
 
 Status Journal::CheckWritable() const {
@@ -105,7 +85,7 @@ Status Journal::Apply(const Record& r) {
     return s;
   }
   pending_log_.Append(r);
-  if (pending_log_.ready_bytes() >= kCommitAtPendingBytes) bg_cv_.NotifyAll();
+  if (pending_log_.ready_bytes() >= kCommitAtPendingBytes) committer_.Wake();
   return Status::Ok();
 }
 

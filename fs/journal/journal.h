@@ -21,7 +21,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "ckptfs/options.h"
@@ -35,6 +34,7 @@
 #include "segment/segment_table.h"
 #include "util/failure_state.h"
 #include "util/mutex.h"
+#include "util/periodic_thread.h"
 
 namespace ckptfs {
 
@@ -58,9 +58,9 @@ class Journal {
   Status Recover() EXCLUDES(commit_mu_, mu_);
   // Starts the committer thread: a commit every commit_interval, and when
   // the pending records pass a few MiB.
-  void Start() EXCLUDES(bg_mu_);
+  void Start();
   // Stops the committer thread (commits nothing: Commit does).
-  void Stop() EXCLUDES(bg_mu_);
+  void Stop() { committer_.Stop(); }
 
   // The namespace lock. Hold it shared to read ns(), exclusively to change.
   SharedMutex* mu() const RETURN_CAPABILITY(mu_) { return &mu_; }
@@ -106,7 +106,6 @@ class Journal {
   void MarkDurable(uint64_t seq) REQUIRES(commit_mu_);
   // A writer for a chain whose segments are recorded in `*chain`.
   std::unique_ptr<LogWriter> MakeLogWriter(LogPosition at, std::vector<uint32_t>* chain);
-  void CommitterLoop() EXCLUDES(bg_mu_);
 
   const MountOptions options_;
   BlockDevice* const device_;
@@ -127,10 +126,7 @@ class Journal {
   PendingLog pending_log_ GUARDED_BY(mu_);  // records not yet committed
   std::atomic<uint64_t> durable_seq_{0};    // the last record committed
 
-  Mutex bg_mu_;
-  CondVar bg_cv_;  // wakes the committer: stop, or enough pending
-  bool stop_ GUARDED_BY(bg_mu_) = false;
-  std::thread committer_;
+  PeriodicThread committer_;  // woken early when enough is pending
 
   std::atomic<uint64_t> commits_{0};
   std::atomic<uint64_t> compactions_{0};
