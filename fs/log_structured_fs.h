@@ -35,6 +35,8 @@ namespace ckptfs {
 
 class LogStructuredFs : public FileSystem {
  public:
+  static constexpr size_t kMaxNameLength = 255;  // bytes in one name (statfs says so)
+
   // `compression` is the mount's default policy, parsed from options.compress
   // by the caller (OpenFileSystemOnDevice), which reports a bad one.
   LogStructuredFs(const MountOptions& options, const CompressionPolicy& compression,
