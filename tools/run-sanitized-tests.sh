@@ -35,8 +35,10 @@ build() {
   local -a config=()
   while [ "$1" != "--" ]; do config+=("$1"); shift; done
   shift
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCKPTFS_BUILD_REPLAY=OFF \
-    "${config[@]}" >/dev/null
+  # -O1 with line tables: quick to build, fast enough to run, and reports
+  # still name the lines.
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g1" \
+    -DCKPTFS_BUILD_REPLAY=OFF "${config[@]}" >/dev/null
   cmake --build "$dir" -j"$jobs" --target "$@"
 }
 
@@ -44,15 +46,18 @@ for step in "${steps[@]}"; do
   case $step in
     clang)
       echo "== core under clang -Wthread-safety -Werror"
+      # The analysis needs no optimizer; the flags only keep the build quick.
       CXX=clang++ build build-clang -- ckptfs_core
       ;;
     tsan)
       echo "== ThreadSanitizer: core unit tests, crash sweeps, mount concurrency"
       build build-tsan -DCKPTFS_SANITIZE=thread -- fs_tests integration_tests
       export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 log_path=$reports/tsan"
-      # The uring tests need no sanitizing of the kernel's side; the rest of
-      # the core runs whole, crash sweeps included.
-      build-tsan/bin/fs_tests --gtest_brief=1
+      # Every core test but the single-threaded crash sweeps and the two
+      # longest threaded ones (each 5-6 minutes under TSan on 2 cores; the
+      # threaded uncompressed sweep and the torn/failed-write sweeps stay).
+      build-tsan/bin/fs_tests --gtest_brief=1 \
+        --gtest_filter='-CrashSweep.Sequential*:CrashSweep.ThreadedRanksCompressed*:CrashSweep.SecondCrash*'
       build-tsan/bin/integration_tests --gtest_brief=1 --gtest_filter='PosixOpsTest.Concurrent*:StressTest.*:KillLoopTest.*:PersistenceTest.*'
       unset TSAN_OPTIONS
       check_reports ThreadSanitizer
