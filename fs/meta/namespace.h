@@ -4,7 +4,7 @@
 // Live operations validate, build a record, Apply it and append it to the
 // log; mount replays the log through the same Apply. One code path for both
 // is what makes a remount see exactly the tree that was committed. Not
-// thread-safe: the FileSystem's namespace lock guards it.
+// thread-safe: the Journal owns it and guards it with its namespace lock.
 #pragma once
 
 #include <memory>
