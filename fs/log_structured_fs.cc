@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "io/write_tracking_device.h"
 #include "util/clock.h"
 
 namespace ckptfs {
@@ -30,13 +31,22 @@ DataLogOptions DataLogOptionsFor(const MountOptions& options) {
   return data;
 }
 
+// The device the store runs on: `device` itself, or a WriteTrackingDevice
+// over it when a tier needs to know what each commit wrote.
+std::unique_ptr<BlockDevice> TrackIfAsked(std::unique_ptr<BlockDevice> device,
+                                          const MountOptions& options, const Superblock& sb) {
+  if (!options.track_committed_images) return device;
+  return std::make_unique<WriteTrackingDevice>(std::move(device), sb.data_start, sb.segment_size,
+                                               sb.segment_count);
+}
+
 }  // namespace
 
 LogStructuredFs::LogStructuredFs(const MountOptions& options,
                                  const CompressionPolicy& compression,
                                  std::unique_ptr<BlockDevice> device, const Superblock& sb)
     : options_(options),
-      device_(std::move(device)),
+      device_(TrackIfAsked(std::move(device), options, sb)),
       sb_(sb),
       zeros_(std::make_shared<const AlignedBuffer>(PhysicalExtent::kMaxRunLength)),
       // A segment is provisioned whole when handed out, so no write into it
@@ -53,7 +63,12 @@ LogStructuredFs::LogStructuredFs(const MountOptions& options,
       pipeline_(options, &journal_, &segments_, &encoder_tally_,
                 [this](const char* data, size_t len, RunCoding coding) {
                   return cleaner_.AppendMakingRoom(data, len, coding, /*placing_pending=*/true);
-                }) {}
+                }) {
+  if (options.track_committed_images) {
+    committed_images_ = std::make_unique<CommittedImages>(
+        &journal_, &segments_, static_cast<WriteTrackingDevice*>(device_.get()));
+  }
+}
 
 LogStructuredFs::~LogStructuredFs() { (void)Close(); }
 

@@ -25,6 +25,7 @@
 #include "compress/encoder_tally.h"
 #include "format/superblock.h"
 #include "io/block_device.h"
+#include "journal/committed_images.h"
 #include "journal/journal.h"
 #include "segment/data_log.h"
 #include "segment/segment_table.h"
@@ -82,6 +83,7 @@ class LogStructuredFs : public FileSystem {
   Status RemoveXattr(uint64_t ino, std::string_view name) override;
   struct statvfs StatFs() override;
   StoreStats Stats() override;
+  CommittedImageSource* committed_images() override { return committed_images_.get(); }
 
  private:
   // Creates an inode of `mode` named `name` in `parent`.
@@ -122,6 +124,9 @@ class LogStructuredFs : public FileSystem {
   EncoderTally encoder_tally_;
   Cleaner cleaner_;
   CompressionPipeline pipeline_;
+  // Set when options_.track_committed_images: device_ is then a
+  // WriteTrackingDevice.
+  std::unique_ptr<CommittedImages> committed_images_;
 
   Mutex lifecycle_mu_;
   bool started_ GUARDED_BY(lifecycle_mu_) = false;

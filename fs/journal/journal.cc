@@ -43,6 +43,7 @@ Status Journal::Recover() {
   log_segments_ = replay.segments;
   log_bytes_at_open_ = replay.bytes;
   log_writer_ = MakeLogWriter(replay.end, &log_segments_);
+  committed_lsn_.store(replay.end.lsn - 1);
 
   // Inodes left with no name by a crash (unlinked while open) are freed now.
   std::vector<uint64_t> orphans;
@@ -52,6 +53,12 @@ Status Journal::Recover() {
   for (uint64_t ino : orphans) CKPTFS_RETURN_IF_ERROR(Apply(record::FreeInode{ino}));
   if (!orphans.empty()) spdlog::info("freed {} orphaned inode(s)", orphans.size());
   return Status::Ok();
+}
+
+void Journal::WithCommittedLog(const CommittedLogFn& fn) {
+  MutexLock commit_lock(&commit_mu_);
+  const LogPosition end = log_writer_ ? log_writer_->position() : LogPosition{};
+  fn(head_sb_, log_segments_, end, committed_lsn_.load());
 }
 
 void Journal::Start() {
@@ -144,6 +151,7 @@ Status Journal::AppendToLogLocked(const std::string& batch) {
 void Journal::MarkDurable(uint64_t seq) {
   segments_->CommitDurable(seq);
   durable_seq_.store(seq);
+  committed_lsn_.store(log_writer_->position().lsn - 1);
 }
 
 bool Journal::LogNeedsCompaction() const {

@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -94,6 +95,19 @@ class Journal {
 
   JournalStats stats() const;
 
+  // The committed log as of the last commit, for a copy of the store
+  // (CommittedImages): calls `fn` with the superblock naming the log's head,
+  // the chain's segments (head first), where the next block goes and
+  // committed_lsn(). `fn` runs under the commit lock, so no commit changes
+  // any of it meanwhile; it must not commit.
+  using CommittedLogFn = std::function<void(const Superblock& head, const std::vector<uint32_t>& chain,
+                                            const LogPosition& end, uint64_t committed_lsn)>;
+  void WithCommittedLog(const CommittedLogFn& fn) EXCLUDES(commit_mu_, mu_);
+  // The lsn of the last log block committed: it grows with every commit
+  // that logs anything, and across remounts and compactions (the chain
+  // continues the lsn sequence), so it orders commits for good.
+  uint64_t committed_lsn() const { return committed_lsn_.load(); }
+
  private:
   Status CommitLocked() REQUIRES(commit_mu_) EXCLUDES(mu_);
   // Rewrites the log as a snapshot of the namespace in a new chain and
@@ -125,6 +139,7 @@ class Journal {
   Namespace ns_ GUARDED_BY(mu_);
   PendingLog pending_log_ GUARDED_BY(mu_);  // records not yet committed
   std::atomic<uint64_t> durable_seq_{0};    // the last record committed
+  std::atomic<uint64_t> committed_lsn_{0};  // the last log block committed
 
   PeriodicThread committer_;  // woken early when enough is pending
 

@@ -239,6 +239,16 @@ uint64_t SegmentTable::CompressedRunRefs(const PhysicalExtent& phys) const {
   return it == compressed_refs_.end() ? 0 : it->second;
 }
 
+std::vector<uint32_t> SegmentTable::DataSegmentsInUse() const {
+  MutexLock lock(&mu_);
+  std::vector<uint32_t> in_use;
+  for (uint32_t s = 0; s < segments_.size(); ++s) {
+    const Info& info = segments_[s];
+    if (info.state == SegmentState::kData && info.retired_epoch == 0) in_use.push_back(s);
+  }
+  return in_use;
+}
+
 SegmentUsage SegmentTable::Usage() const {
   MutexLock lock(&mu_);
   SegmentUsage u;

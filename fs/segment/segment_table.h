@@ -111,6 +111,9 @@ class SegmentTable : public SpaceObserver {
   // Data segments that are written out (not buffered) and not yet free.
   std::vector<SegmentSummary> CleaningCandidates() const;
   uint64_t segment_size() const { return segment_size_; }
+  // Data segments the last commit may point into: all but the free ones and
+  // those whose death is committed.
+  std::vector<uint32_t> DataSegmentsInUse() const;
 
  private:
   struct Info {

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ckptfs/committed_image.h"
 #include "ckptfs/options.h"
 #include "ckptfs/read_view.h"
 #include "ckptfs/status.h"
@@ -169,6 +170,10 @@ class FileSystem {
 
   virtual struct statvfs StatFs() = 0;
   virtual StoreStats Stats() = 0;
+
+  // The committed state for a tier to copy; null unless the store was
+  // opened with MountOptions::track_committed_images.
+  virtual CommittedImageSource* committed_images() { return nullptr; }
 };
 
 }  // namespace ckptfs

@@ -48,6 +48,11 @@ struct MountOptions {
   // the mount has been idle for a second the cleaner rewrites the raw data
   // of compressing files compressed (compress_when=idle).
   bool compress_when_idle = false;
+  // Remember which bytes of each segment were written since the store was
+  // opened, so FileSystem::committed_images() can say what a copy of each
+  // commit needs (a tier that drains the store sets it). Costs a short lock
+  // per device write.
+  bool track_committed_images = false;
 };
 
 }  // namespace ckptfs

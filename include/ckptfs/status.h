@@ -61,6 +61,7 @@ class [[nodiscard]] Status {
   bool IsNoSpace() const { return code_ == Code::kNoSpace; }
   bool IsCorruption() const { return code_ == Code::kCorruption; }
   bool IsIOError() const { return code_ == Code::kIOError; }
+  bool IsBusy() const { return code_ == Code::kBusy; }
   const std::string& message() const { return message_; }
   // "Corruption: <message>", for logs and error output.
   std::string ToString() const;
