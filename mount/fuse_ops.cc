@@ -398,8 +398,10 @@ void GetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
     if (IsStatsXattr(ino, name)) {
       StoreStats stats = Fs(req).Stats();
       const FuseCounters& counters = Ctx(req).counters;
-      std::string text = std::strcmp(name, kStatsJsonXattr) == 0 ? RenderStatsJson(stats, counters)
-                                                                 : RenderStatsText(stats, counters);
+      std::optional<DrainStats> tier;
+      if (Ctx(req).tier_stats) tier = Ctx(req).tier_stats();
+      std::string text = std::strcmp(name, kStatsJsonXattr) == 0 ? RenderStatsJson(stats, counters, tier)
+                                                                 : RenderStatsText(stats, counters, tier);
       return ReplySized(req, text, size);
     }
     if (IsAclXattr(name)) return (void)fuse_reply_err(req, EOPNOTSUPP);

@@ -6,6 +6,10 @@
 #define FUSE_USE_VERSION 314
 #include <fuse_lowlevel.h>
 
+#include <functional>
+#include <optional>
+
+#include "drain_stats.h"
 #include "fuse_counters.h"
 #include "kernel_channel.h"
 
@@ -29,6 +33,8 @@ struct FuseContext {
   FuseSettings settings;
   FuseCounters counters;
   KernelChannel channel;
+  // The RADOS tier's figures, when the mount drains to one.
+  std::function<std::optional<DrainStats>()> tier_stats;
 };
 
 fuse_lowlevel_ops MakeFuseOperations();

@@ -25,6 +25,7 @@
 #include "mountinfo.h"
 #include "read_ahead.h"
 #include "store_holder.h"
+#include "tier_attachment.h"
 #include "util/busy_retry.h"
 
 namespace {
@@ -172,12 +173,28 @@ int main(int argc, char* argv[]) {
                  config.store_path.c_str(), static_cast<double>(shortfall) / (1ull << 30));
   }
 
+  std::unique_ptr<ckptfs::TierAttachment> tier;
+  if (!config.tier.empty()) {
+    auto target = ckptfs::ParseRadosSpec(config.tier);  // checked by ParseMountConfig
+    target->ceph_conf = config.ceph_conf;
+    target->ceph_id = config.ceph_id;
+    target->timeout_seconds = config.rados_timeout_seconds;
+    auto checked = ckptfs::TierAttachment::Check(*target, fs.get());
+    if (!checked.ok()) {
+      std::fprintf(stderr, "ckptfs: cannot drain %s to %s: %s\n", config.store_path.c_str(),
+                   config.tier.c_str(), checked.status().ToString().c_str());
+      return 1;
+    }
+    tier = std::move(checked).value();
+  }
+
   std::string fsname = "-ofsname=" + MountSource(config.store_path);
   fuse_opt_add_arg(&args, "-odefault_permissions");
   fuse_opt_add_arg(&args, fsname.c_str());
   fuse_opt_add_arg(&args, "-osubtype=ckptfs");
 
   ckptfs::FuseContext ctx(fs.get(), config.fuse);
+  if (tier) ctx.tier_stats = [&tier] { return tier->Stats(); };
   fuse_lowlevel_ops ops = ckptfs::MakeFuseOperations();
   fuse_session* se = fuse_session_new(&args, &ops, sizeof(ops), &ctx);
   if (!se) {
@@ -204,6 +221,12 @@ int main(int argc, char* argv[]) {
       fuse_daemonize(opts.foreground);
       fs->Start();
       spdlog::info("mounted {} on {}", config.store_path, opts.mountpoint);
+      if (tier) {
+        // The store serves either way; what did not reach RADOS now is sent
+        // by the next mount.
+        ckptfs::Status started = tier->Start();
+        if (!started.ok()) spdlog::error("not draining to {}: {}", config.tier, started.ToString());
+      }
       pthread_sigmask(SIG_UNBLOCK, &termination, nullptr);
       if (opts.singlethread) {
         loop_rc = fuse_session_loop(se);
@@ -223,6 +246,9 @@ int main(int argc, char* argv[]) {
   fuse_opt_free_args(&args);
 
   ckptfs::Status closed = fs->Close();
+  if (tier && closed.ok()) {
+    (void)tier->Finish(std::chrono::milliseconds(static_cast<int64_t>(config.unmount_drain_seconds * 1000)));
+  }
   if (!not_served.empty()) {
     // Scripts and fstab must not take this for a mount.
     std::fprintf(stderr, "ckptfs: %s: %s\n", config.store_path.c_str(), not_served.c_str());

@@ -4,6 +4,7 @@
 #include "mount_config.h"
 
 #include "compress/extent_codec.h"
+#include "rados_target.h"
 #include "util/size.h"
 
 #include <cctype>
@@ -29,6 +30,11 @@ struct RawOptions {
   char* compress_backlog = nullptr;
   char* compress_when = nullptr;
   char* wait = nullptr;
+  char* tier = nullptr;
+  char* ceph_conf = nullptr;
+  char* ceph_id = nullptr;
+  char* rados_timeout = nullptr;
+  char* unmount_drain = nullptr;
   int no_writeback_cache = 0;
   int nonempty = 0;
   int positional = 0;
@@ -51,6 +57,11 @@ const fuse_opt kOptionSpecs[] = {
     CKPTFS_OPT("compress_backlog=%s", compress_backlog),
     CKPTFS_OPT("compress_when=%s", compress_when),
     CKPTFS_OPT("wait=%s", wait),
+    CKPTFS_OPT("tier=%s", tier),
+    CKPTFS_OPT("ceph_conf=%s", ceph_conf),
+    CKPTFS_OPT("ceph_id=%s", ceph_id),
+    CKPTFS_OPT("rados_timeout=%s", rados_timeout),
+    CKPTFS_OPT("unmount_drain=%s", unmount_drain),
     CKPTFS_OPT("no_writeback_cache", no_writeback_cache),
     CKPTFS_OPT("nonempty", nonempty),
     // fstab lines carry atime policies; ckptfs never updates atime on read,
@@ -200,6 +211,27 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
     else return Status::Invalid(std::string("option io=") + v + ": expected uring or posix");
     return Status::Ok();
   });
+  take(raw.tier, [&](const char* v) -> Status {
+    auto target = ParseRadosSpec(v);
+    if (!target.ok()) return Status::Invalid("option tier=" + target.status().message());
+    config->tier = v;
+    config->mount.track_committed_images = true;
+    return Status::Ok();
+  });
+  take(raw.ceph_conf, [&](const char* v) { config->ceph_conf = v; return Status::Ok(); });
+  take(raw.ceph_id, [&](const char* v) { config->ceph_id = v; return Status::Ok(); });
+  take(raw.rados_timeout, [&](const char* v) -> Status {
+    CKPTFS_ASSIGN_OR_RETURN(double seconds, ParseSeconds("rados_timeout", v));
+    if (seconds < 1 || seconds > 3600) {
+      return Status::Invalid(std::string("option rados_timeout=") + v + ": expected 1 to 3600 seconds");
+    }
+    config->rados_timeout_seconds = static_cast<unsigned>(seconds);
+    return Status::Ok();
+  });
+  take(raw.unmount_drain, [&](const char* v) -> Status {
+    CKPTFS_ASSIGN_OR_RETURN(config->unmount_drain_seconds, ParseSeconds("unmount_drain", v));
+    return Status::Ok();
+  });
   config->fuse.writeback_cache = !raw.no_writeback_cache;
   config->allow_nonempty = raw.nonempty;
   return status;
@@ -227,6 +259,12 @@ const char* MountOptionsHelp() {
          "    -o nonempty            allow mounting over a non-empty directory\n"
          "    -o wait=S              if the store is still held by a daemon flushing it after\n"
          "                           an unmount, wait up to S seconds for it (default 60)\n"
+         "    -o tier=rados:POOL/NAME  drain every commit to that RADOS image in the\n"
+         "                           background (ckptfs-tier wait MNT: until it is there)\n"
+         "    -o ceph_conf=PATH      the cluster's ceph.conf (default $CEPH_CONF, then Ceph's)\n"
+         "    -o ceph_id=ID          RADOS client id, without \"client.\" (default admin)\n"
+         "    -o rados_timeout=S     longest wait for any RADOS call (default 30)\n"
+         "    -o unmount_drain=S     at unmount, wait up to S seconds for the drain (default 60)\n"
          "\n"
          "fusermount3 -u returns once the kernel has let go of the mount, before the\n"
          "daemon has written out what it buffers; the store stays locked until the\n"

@@ -21,6 +21,15 @@ struct MountConfig {
   // How long to wait for a store still held by a daemon that is flushing
   // it after an unmount (see RetryWhileBusy).
   double busy_wait_seconds = 60;
+  // -o tier=rados:POOL/NAME: drain the store to that RADOS image (empty:
+  // no tier), reaching the cluster through ceph_conf (empty: $CEPH_CONF) as
+  // client ceph_id, no RADOS call waiting longer than rados_timeout.
+  std::string tier;
+  std::string ceph_conf;
+  std::string ceph_id;
+  unsigned rados_timeout_seconds = 30;
+  // At unmount, how long the drain may take to send the last commit.
+  double unmount_drain_seconds = 60;
 };
 
 // Parses and removes ckptfs's options from `args`. Invalid names the option.

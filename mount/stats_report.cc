@@ -92,9 +92,43 @@ std::vector<Field> WriteSizeFields(const FuseCounters& f) {
   return out;
 }
 
+std::vector<Field> TierFields(const DrainStats& t) {
+  return {{"published", t.published ? 1u : 0u},
+          {"committed_lsn", t.committed_lsn},
+          {"drained_lsn", t.drained_lsn},
+          {"behind_bytes", t.behind_bytes},
+          {"behind_ms", t.behind_ms},
+          {"uploaded_bytes", t.uploaded_bytes},
+          {"adopted_bytes", t.adopted_bytes},
+          {"image_bytes", t.image_bytes},
+          {"manifests_published", t.manifests_published},
+          {"objects_removed", t.objects_removed},
+          {"errors", t.errors},
+          {"retries", t.retries}};
+}
+
+// A JSON string literal of `s`.
+std::string Quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\u%04x", c);
+      out += esc;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
 }  // namespace
 
-std::string RenderStatsJson(const StoreStats& store, const FuseCounters& fuse) {
+std::string RenderStatsJson(const StoreStats& store, const FuseCounters& fuse,
+                            const std::optional<DrainStats>& tier) {
   std::string out = "{";
   AppendObject(&out, "store", StoreFields(store));
   out += ",\"write_amplification_milli\":" + std::to_string(WriteAmplificationMilli(store));
@@ -102,11 +136,17 @@ std::string RenderStatsJson(const StoreStats& store, const FuseCounters& fuse) {
   AppendObject(&out, "fuse_requests", RequestFields(fuse));
   out += ",\"fuse_error_replies\":" + std::to_string(fuse.error_replies.load()) + ",";
   AppendObject(&out, "write_request_sizes", WriteSizeFields(fuse));
+  if (tier) {
+    out += ",";
+    AppendObject(&out, "tier", TierFields(*tier));
+    out += ",\"tier_target\":" + Quoted(tier->target) + ",\"tier_last_error\":" + Quoted(tier->last_error);
+  }
   out += "}\n";
   return out;
 }
 
-std::string RenderStatsText(const StoreStats& store, const FuseCounters& fuse) {
+std::string RenderStatsText(const StoreStats& store, const FuseCounters& fuse,
+                            const std::optional<DrainStats>& tier) {
   std::string out;
   char line[160];
   for (const Field& f : StoreFields(store)) {
@@ -133,6 +173,14 @@ std::string RenderStatsText(const StoreStats& store, const FuseCounters& fuse) {
     std::snprintf(line, sizeof line, "write_size.%-13s %llu\n", f.first,
                   static_cast<unsigned long long>(f.second));
     out += line;
+  }
+  if (tier) {
+    out += "tier.target              " + tier->target + "\n";
+    for (const Field& f : TierFields(*tier)) {
+      std::snprintf(line, sizeof line, "tier.%-19s %llu\n", f.first, static_cast<unsigned long long>(f.second));
+      out += line;
+    }
+    if (!tier->last_error.empty()) out += "tier.last_error          " + tier->last_error + "\n";
   }
   return out;
 }

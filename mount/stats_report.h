@@ -3,9 +3,11 @@
 // user.ckptfs.stats.json of the mount's root, which ckptfs-stat reads.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "ckptfs/filesystem.h"
+#include "drain_stats.h"
 #include "fuse_counters.h"
 
 namespace ckptfs {
@@ -13,7 +15,11 @@ namespace ckptfs {
 inline constexpr const char* kStatsXattr = "user.ckptfs.stats";
 inline constexpr const char* kStatsJsonXattr = "user.ckptfs.stats.json";
 
-std::string RenderStatsText(const StoreStats& store, const FuseCounters& fuse);
-std::string RenderStatsJson(const StoreStats& store, const FuseCounters& fuse);
+// `tier`, when the mount drains to RADOS, adds a "tier" object (JSON) or
+// tier.* lines (text).
+std::string RenderStatsText(const StoreStats& store, const FuseCounters& fuse,
+                            const std::optional<DrainStats>& tier = std::nullopt);
+std::string RenderStatsJson(const StoreStats& store, const FuseCounters& fuse,
+                            const std::optional<DrainStats>& tier = std::nullopt);
 
 }  // namespace ckptfs

@@ -1,0 +1,52 @@
+// TierAttachment: see tier_attachment.h.
+#include "tier_attachment.h"
+
+#include <spdlog/spdlog.h>
+
+#include "format/superblock.h"
+
+namespace ckptfs {
+
+Result<std::unique_ptr<TierAttachment>> TierAttachment::Check(const RadosTarget& target, FileSystem* fs) {
+  CommittedImageSource* source = fs->committed_images();
+  if (!source) return Status::Invalid("the store was opened without write tracking; a tier needs it");
+  CKPTFS_ASSIGN_OR_RETURN(CommittedImage image, source->CaptureCommitted());
+  std::unique_ptr<TierAttachment> t(new TierAttachment(target, source, image.store_id));
+  CKPTFS_ASSIGN_OR_RETURN(auto drainer, t->Connect());
+  drainer->Stop();  // releases the lock: the daemon's child takes it again
+  return t;
+}
+
+TierAttachment::~TierAttachment() = default;
+
+Result<std::unique_ptr<Drainer>> TierAttachment::Connect() const {
+  CKPTFS_ASSIGN_OR_RETURN(auto image, RadosImage::Open(target_));
+  return Drainer::Open(std::move(image), source_, store_id_, DrainOptions{});
+}
+
+Status TierAttachment::Start() {
+  CKPTFS_ASSIGN_OR_RETURN(drainer_, Connect());
+  drainer_->Start();
+  spdlog::info("draining to {}", target_.ToString());
+  return Status::Ok();
+}
+
+Status TierAttachment::Finish(std::chrono::milliseconds timeout) {
+  if (!drainer_) return Status::Ok();
+  Status s = drainer_->DrainUntil(0, timeout);
+  drainer_->Stop();
+  if (s.ok()) {
+    spdlog::info("{} holds the store's last commit", target_.ToString());
+  } else {
+    spdlog::warn("{} is behind the store at unmount ({}); the next mount of the store sends the rest",
+                 target_.ToString(), s.ToString());
+  }
+  return s;
+}
+
+std::optional<DrainStats> TierAttachment::Stats() const {
+  if (!drainer_) return std::nullopt;
+  return drainer_->Stats();
+}
+
+}  // namespace ckptfs

@@ -1,0 +1,47 @@
+// TierAttachment: the daemon's end of the RADOS tier (-o tier=rados:POOL/NAME).
+//
+// librados runs threads, and the daemon forks (fuse_daemonize) after opening
+// the store, so the tier is attached twice: Check, before the fork, connects
+// and takes the image's writer lock, so that an unreachable cluster, a
+// missing pool, another writer or another store's image stops the mount
+// with a message on the terminal; it then lets go. Start, after the fork,
+// connects again and runs the Drainer. Finish, at unmount, gives the drain
+// a bounded time to send the last commit (what it cannot send, the next
+// mount of the store sends: nothing is lost locally).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+
+#include "ckptfs/filesystem.h"
+#include "drain_stats.h"
+#include "drainer.h"
+#include "rados_target.h"
+
+namespace ckptfs {
+
+class TierAttachment {
+ public:
+  static Result<std::unique_ptr<TierAttachment>> Check(const RadosTarget& target, FileSystem* fs);
+  ~TierAttachment();
+
+  // Connects again (after the fork) and starts draining.
+  Status Start();
+  // After the store's last commit: drains until RADOS holds it or `timeout`
+  // passes, then stops and releases the lock.
+  Status Finish(std::chrono::milliseconds timeout);
+  std::optional<DrainStats> Stats() const;
+
+ private:
+  TierAttachment(const RadosTarget& target, CommittedImageSource* source, uint64_t store_id)
+      : target_(target), source_(source), store_id_(store_id) {}
+  Result<std::unique_ptr<Drainer>> Connect() const;
+
+  const RadosTarget target_;
+  CommittedImageSource* const source_;
+  const uint64_t store_id_;
+  std::unique_ptr<Drainer> drainer_;  // set by Start; the FUSE threads read Stats
+};
+
+}  // namespace ckptfs

@@ -1,0 +1,28 @@
+// DrainStats: how far the RADOS copy of a store is behind the store, as the
+// daemon reports it (ckptfs-stat, the root's stats xattrs) and
+// `ckptfs-tier wait` reads it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace ckptfs {
+
+struct DrainStats {
+  std::string target;            // rados:POOL/NAME
+  uint64_t committed_lsn = 0;    // lsn of the store's last committed log block
+  uint64_t drained_lsn = 0;      // the last one the published image holds
+  bool published = false;        // an image of this store exists in RADOS
+  uint64_t behind_bytes = 0;     // bytes the last drain cycle still had to send
+  uint64_t behind_ms = 0;        // since the oldest commit RADOS does not have yet
+  uint64_t uploaded_bytes = 0;   // sent since the mount
+  uint64_t adopted_bytes = 0;    // found already in RADOS at mount, not sent again
+  uint64_t image_bytes = 0;      // bytes the published image lists
+  uint64_t manifests_published = 0;
+  uint64_t objects_removed = 0;
+  uint64_t errors = 0;           // failed drain cycles
+  uint64_t retries = 0;          // cycles restarted (after an error, or a segment reused mid-cycle)
+  std::string last_error;        // empty once a cycle succeeds
+};
+
+}  // namespace ckptfs

@@ -1,0 +1,421 @@
+// Drainer: see drainer.h.
+#include "drainer.h"
+
+#include <spdlog/spdlog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <deque>
+#include <set>
+#include <thread>
+
+#include "util/aligned_buffer.h"
+#include "util/crc32c.h"
+
+namespace ckptfs {
+namespace {
+
+int64_t WallNanos() {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "unknown-host";
+  return name;
+}
+
+// The parts of `wanted` (sorted, disjoint) that no chunk covers.
+std::vector<ByteRange> Missing(const std::vector<ByteRange>& wanted, const std::vector<ImageChunk>& have) {
+  std::vector<ByteRange> out;
+  size_t h = 0;
+  for (const ByteRange& w : wanted) {
+    uint64_t at = w.offset;
+    const uint64_t end = w.offset + w.length;
+    while (at < end) {
+      while (h < have.size() && have[h].offset + have[h].length <= at) ++h;
+      if (h == have.size() || have[h].offset >= end) {
+        out.push_back({at, end - at});
+        break;
+      }
+      if (have[h].offset > at) out.push_back({at, have[h].offset - at});
+      at = std::min<uint64_t>(end, have[h].offset + have[h].length);
+    }
+  }
+  return out;
+}
+
+// Parses "seg.S.N" into N; 0 when the name is not a segment object.
+uint64_t ObjectIdOf(const std::string& name) {
+  unsigned segment = 0;
+  unsigned long long id = 0;
+  char tail = 0;
+  if (std::sscanf(name.c_str(), "seg.%u.%llu%c", &segment, &id, &tail) != 2) return 0;
+  return id;
+}
+
+}  // namespace
+
+std::string Drainer::LockCookie(uint64_t store_id) {
+  char cookie[32];
+  std::snprintf(cookie, sizeof cookie, "store-%016" PRIx64, store_id);
+  return cookie;
+}
+
+Result<std::unique_ptr<Drainer>> Drainer::Open(std::unique_ptr<RadosImage> image,
+                                               CommittedImageSource* source, uint64_t store_id,
+                                               const DrainOptions& options) {
+  const std::string name = image->target().ToString();
+  const std::string cookie = LockCookie(store_id);
+  Status locked = image->Lock(ImageManifest::kLockObject, kLockName, cookie,
+                              "ckptfs drain of store " + cookie + " on " + HostName());
+  if (locked.IsBusy()) {
+    // Held under our own cookie: by an earlier daemon of this very store,
+    // which is dead, since this process holds the store's flock. Anyone
+    // else is another writer.
+    CKPTFS_ASSIGN_OR_RETURN(auto lockers, image->Lockers(ImageManifest::kLockObject, kLockName));
+    std::string holders;
+    bool ours = !lockers.empty();
+    for (const auto& l : lockers) {
+      holders += (holders.empty() ? "" : ", ") + l.client + " at " + l.address + " (" + l.cookie + ")";
+      ours = ours && l.cookie == cookie;
+    }
+    if (!ours) {
+      return Status::Busy(name + " has another writer: " + holders +
+                          ". If that writer is dead, `ckptfs-tier takeover " + name +
+                          "` breaks its lock.");
+    }
+    for (const auto& l : lockers) CKPTFS_RETURN_IF_ERROR(image->BreakLock(ImageManifest::kLockObject, kLockName, l));
+    spdlog::info("{}: took over the writer lock of an earlier daemon of this store ({})", name, holders);
+    locked = image->Lock(ImageManifest::kLockObject, kLockName, cookie,
+                         "ckptfs drain of store " + cookie + " on " + HostName());
+  }
+  CKPTFS_RETURN_IF_ERROR(locked);
+  std::unique_ptr<Drainer> d(new Drainer(std::move(image), source, store_id, options));
+  auto manifest = d->image_->ReadWhole(ImageManifest::kObject);
+  if (manifest.ok()) {
+    auto decoded = ImageManifest::Decode(*manifest);
+    if (!decoded.ok()) return decoded.status().WithContext(name);
+    if (decoded->store_id != store_id) {
+      char theirs[32];
+      std::snprintf(theirs, sizeof theirs, "%016" PRIx64, decoded->store_id);
+      return Status::Invalid(name + " holds the image of another store (" + theirs + ", this one is " +
+                             cookie.substr(6) + "): give each store its own image name");
+    }
+    MutexLock lock(&d->cycle_mu_);
+    d->published_ = std::move(*decoded);
+    MutexLock stats_lock(&d->stats_mu_);
+    d->stats_.published = true;
+    d->stats_.drained_lsn = d->published_.commit_lsn;
+    d->stats_.image_bytes = d->published_.StoredBytes();
+  } else if (!manifest.status().IsNotFound()) {
+    return manifest.status();
+  }
+  return d;
+}
+
+Drainer::Drainer(std::unique_ptr<RadosImage> image, CommittedImageSource* source, uint64_t store_id,
+                 const DrainOptions& options)
+    : image_(std::move(image)), source_(source), store_id_(store_id), options_(options) {
+  MutexLock lock(&stats_mu_);
+  stats_.target = image_->target().ToString();
+}
+
+Drainer::~Drainer() { Stop(); }
+
+void Drainer::Start() {
+  thread_.Start(options_.interval, [this] { Tick(); });
+}
+
+void Drainer::Stop() {
+  thread_.Stop();
+  MutexLock lock(&cycle_mu_);
+  if (stopped_) return;
+  stopped_ = true;
+  Status s = image_->Unlock(ImageManifest::kLockObject, kLockName, LockCookie(store_id_));
+  if (!s.ok()) spdlog::warn("{}: releasing the writer lock: {}", image_->target().ToString(), s.ToString());
+}
+
+void Drainer::Tick() {
+  MutexLock lock(&cycle_mu_);
+  if (std::chrono::steady_clock::now() < retry_at_) return;
+  Status s = CycleLocked();
+  if (s.ok()) {
+    backoff_ = std::chrono::milliseconds(0);
+    return;
+  }
+  NoteError(s);
+  backoff_ = std::min(options_.max_backoff, std::max(2 * backoff_, std::chrono::milliseconds(200)));
+  retry_at_ = std::chrono::steady_clock::now() + backoff_;
+  spdlog::warn("{}: drain cycle failed, retrying in {} ms: {}", image_->target().ToString(),
+               backoff_.count(), s.ToString());
+}
+
+void Drainer::NoteError(const Status& s) {
+  MutexLock lock(&stats_mu_);
+  ++stats_.errors;
+  ++stats_.retries;
+  stats_.last_error = s.ToString();
+}
+
+Status Drainer::DrainUntil(uint64_t seq, std::chrono::milliseconds timeout) {
+  if (seq == 0) seq = source_->CommittedLsn();
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  Status last;
+  while (true) {
+    {
+      MutexLock lock(&cycle_mu_);
+      if (published_.publish_seq != 0 && published_.commit_lsn >= seq) return Status::Ok();
+      last = CycleLocked();
+      if (!last.ok()) NoteError(last);
+      if (published_.publish_seq != 0 && published_.commit_lsn >= seq) return Status::Ok();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return last.ok() ? Status::Busy(image_->target().ToString() + " still behind the store after " +
+                                      std::to_string(timeout.count()) + " ms")
+                       : last;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+Status Drainer::CycleLocked() {
+  const uint64_t committed = source_->CommittedLsn();
+  {
+    MutexLock lock(&stats_mu_);
+    stats_.committed_lsn = committed;
+    const bool behind = !stats_.published || stats_.drained_lsn < committed || !adopted_;
+    if (behind && !behind_) behind_since_ = std::chrono::steady_clock::now();
+    behind_ = behind;
+    stats_.behind_ms = behind ? std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    std::chrono::steady_clock::now() - behind_since_).count()
+                              : 0;
+  }
+  CollectGarbageLocked(/*all_due=*/false);
+  if (published_.publish_seq != 0 && published_.commit_lsn >= committed && adopted_) return Status::Ok();
+
+  if (!scanned_) CKPTFS_RETURN_IF_ERROR(ScanObjectsLocked());
+  CKPTFS_ASSIGN_OR_RETURN(CommittedImage image, source_->CaptureCommitted());
+  if (!adopted_) CKPTFS_RETURN_IF_ERROR(AdoptLocked(image));
+
+  // Segments no longer in use lose their entry: when they come back it is
+  // as a new incarnation, in a new object.
+  std::set<uint32_t> in_image;
+  for (const SegmentImage& s : image.segments) in_image.insert(s.segment);
+  for (auto it = known_.begin(); it != known_.end();) {
+    it = in_image.count(it->first) ? std::next(it) : known_.erase(it);
+  }
+
+  std::vector<Piece> pieces;
+  uint64_t behind_bytes = 0;
+  for (const SegmentImage& s : image.segments) {
+    Known& k = known_[s.segment];
+    if (k.object_id == 0 || k.incarnation != s.incarnation) k = Known{s.incarnation, next_object_id_++, {}};
+    for (const ByteRange& r : Missing(s.ranges, k.chunks)) {
+      behind_bytes += r.length;
+      for (uint64_t at = r.offset; at < r.offset + r.length; at += options_.chunk_bytes) {
+        pieces.push_back({s.segment, at, std::min(options_.chunk_bytes, r.offset + r.length - at)});
+      }
+    }
+  }
+  {
+    MutexLock lock(&stats_mu_);
+    stats_.behind_bytes = behind_bytes;
+  }
+  bool reused = false;
+  CKPTFS_RETURN_IF_ERROR(SendLocked(pieces, image, &reused));
+  if (reused) {
+    // A segment this commit needs was handed out again while we copied it:
+    // the commit cannot be completed, a newer one will not need it.
+    MutexLock lock(&stats_mu_);
+    ++stats_.retries;
+    return Status::Ok();
+  }
+  return PublishLocked(image);
+}
+
+Status Drainer::ScanObjectsLocked() {
+  CKPTFS_ASSIGN_OR_RETURN(std::vector<std::string> names, image_->List());
+  std::set<std::string> named;
+  for (const ImageSegment& s : published_.segments) named.insert(ImageManifest::ObjectName(s.segment, s.object_id));
+  next_object_id_ = std::max<uint64_t>(next_object_id_, published_.next_object_id);
+  const auto due = std::chrono::steady_clock::now() + options_.gc_delay;
+  for (const std::string& name : names) {
+    const uint64_t id = ObjectIdOf(name);
+    if (id == 0) continue;  // the manifest, the lock object, or not ours
+    next_object_id_ = std::max(next_object_id_, id + 1);
+    // Written by a writer that died before naming it (or dropped by a
+    // manifest whose removal it did not live to do).
+    if (!named.count(name)) garbage_.push_back({due, name});
+  }
+  scanned_ = true;
+  return Status::Ok();
+}
+
+Status Drainer::AdoptLocked(const CommittedImage& image) {
+  uint64_t adopted = 0;
+  AlignedBuffer buf(options_.chunk_bytes, /*zero=*/false);
+  for (const SegmentImage& s : image.segments) {
+    const ImageSegment* theirs = published_.Find(s.segment);
+    if (!theirs || theirs->chunks.empty()) continue;
+    bool same = true;
+    for (const ImageChunk& c : theirs->chunks) {
+      if (c.length > buf.size() || c.offset % 4096 || c.length % 4096) {
+        same = false;
+        break;
+      }
+      CKPTFS_ASSIGN_OR_RETURN(bool unchanged, source_->ReadSegment(s.segment, s.incarnation, c.offset,
+                                                                   buf.data(), c.length));
+      if (!unchanged || crc32c::Value(buf.data(), c.length) != c.crc) {
+        same = false;
+        break;
+      }
+    }
+    if (!same) continue;
+    known_[s.segment] = Known{s.incarnation, theirs->object_id, theirs->chunks};
+    for (const ImageChunk& c : theirs->chunks) adopted += c.length;
+  }
+  adopted_ = true;
+  MutexLock lock(&stats_mu_);
+  stats_.adopted_bytes += adopted;
+  if (published_.publish_seq != 0) {
+    spdlog::info("{}: {} bytes of the image already match this store; the drain resumes after them",
+                 image_->target().ToString(), adopted);
+  }
+  return Status::Ok();
+}
+
+Status Drainer::SendLocked(const std::vector<Piece>& pieces, const CommittedImage& image,
+                           bool* segment_reused) {
+  struct InFlight {
+    std::unique_ptr<RadosImage::Op> op;
+    Piece piece;
+    uint32_t crc;
+    size_t buffer;
+  };
+  std::vector<AlignedBuffer> buffers;
+  std::vector<size_t> free_buffers;
+  std::deque<InFlight> in_flight;
+  Status failed;
+  std::map<uint32_t, uint64_t> incarnation;
+  for (const SegmentImage& s : image.segments) incarnation[s.segment] = s.incarnation;
+
+  auto complete_oldest = [&]() {
+    InFlight f = std::move(in_flight.front());
+    in_flight.pop_front();
+    auto written = f.op->Wait();
+    free_buffers.push_back(f.buffer);
+    if (!written.ok()) {
+      if (failed.ok()) failed = written.status();
+      return;
+    }
+    std::vector<ImageChunk>& chunks = known_[f.piece.segment].chunks;
+    ImageChunk c{static_cast<uint32_t>(f.piece.offset), static_cast<uint32_t>(f.piece.length), f.crc};
+    chunks.insert(std::upper_bound(chunks.begin(), chunks.end(), c,
+                                   [](const ImageChunk& a, const ImageChunk& b) { return a.offset < b.offset; }),
+                  c);
+    MutexLock lock(&stats_mu_);
+    stats_.uploaded_bytes += f.piece.length;
+    stats_.behind_bytes -= std::min(stats_.behind_bytes, f.piece.length);
+  };
+
+  for (const Piece& p : pieces) {
+    if (!failed.ok() || *segment_reused) break;
+    if (in_flight.size() >= options_.max_in_flight) complete_oldest();
+    if (free_buffers.empty()) {
+      buffers.emplace_back(options_.chunk_bytes, /*zero=*/false);
+      free_buffers.push_back(buffers.size() - 1);
+    }
+    const size_t b = free_buffers.back();
+    free_buffers.pop_back();
+    auto unchanged = source_->ReadSegment(p.segment, incarnation[p.segment], p.offset, buffers[b].data(),
+                                          p.length);
+    if (!unchanged.ok() || !*unchanged) {
+      free_buffers.push_back(b);
+      if (!unchanged.ok()) failed = unchanged.status();
+      else *segment_reused = true;
+      break;
+    }
+    const uint32_t crc = crc32c::Value(buffers[b].data(), p.length);
+    const Known& k = known_[p.segment];
+    in_flight.push_back({image_->StartWrite(ImageManifest::ObjectName(p.segment, k.object_id),
+                                            buffers[b].data(), p.length, p.offset),
+                         p, crc, b});
+  }
+  while (!in_flight.empty()) complete_oldest();
+  return failed;
+}
+
+Status Drainer::PublishLocked(const CommittedImage& image) {
+  ImageManifest next;
+  next.store_id = image.store_id;
+  next.publish_seq = published_.publish_seq + 1;
+  next.commit_lsn = image.commit_lsn;
+  next.published_ns = WallNanos();
+  next.next_object_id = next_object_id_;
+  next.superblock = image.superblock;
+  for (const SegmentImage& s : image.segments) {
+    const Known& k = known_[s.segment];
+    next.segments.push_back(ImageSegment{s.segment, k.object_id, k.chunks});
+  }
+  CKPTFS_RETURN_IF_ERROR(image_->WriteWhole(ImageManifest::kObject, next.Encode()));
+
+  // What the new manifest no longer names goes, after the grace period.
+  std::set<std::string> named;
+  for (const ImageSegment& s : next.segments) named.insert(ImageManifest::ObjectName(s.segment, s.object_id));
+  const auto due = std::chrono::steady_clock::now() + options_.gc_delay;
+  for (const ImageSegment& s : published_.segments) {
+    std::string name = ImageManifest::ObjectName(s.segment, s.object_id);
+    if (!named.count(name)) garbage_.push_back({due, std::move(name)});
+  }
+  published_ = std::move(next);
+  MutexLock lock(&stats_mu_);
+  stats_.published = true;
+  stats_.drained_lsn = published_.commit_lsn;
+  stats_.image_bytes = published_.StoredBytes();
+  ++stats_.manifests_published;
+  stats_.last_error.clear();
+  if (stats_.drained_lsn >= source_->CommittedLsn()) behind_ = false;
+  return Status::Ok();
+}
+
+void Drainer::CollectGarbageLocked(bool all_due) {
+  const auto now = std::chrono::steady_clock::now();
+  uint64_t removed = 0;
+  for (auto it = garbage_.begin(); it != garbage_.end();) {
+    if (!all_due && it->first > now) {
+      ++it;
+      continue;
+    }
+    Status s = image_->Remove(it->second);
+    if (!s.ok()) {
+      spdlog::warn("{}: removing {}: {} (will retry)", image_->target().ToString(), it->second, s.ToString());
+      return;
+    }
+    ++removed;
+    it = garbage_.erase(it);
+  }
+  if (removed == 0) return;
+  MutexLock lock(&stats_mu_);
+  stats_.objects_removed += removed;
+}
+
+DrainStats Drainer::Stats() const {
+  MutexLock lock(&stats_mu_);
+  DrainStats s = stats_;
+  // Live, so that a caller who just committed sees its own commit counted.
+  s.committed_lsn = source_->CommittedLsn();
+  const bool behind = !s.published || s.drained_lsn < s.committed_lsn;
+  s.behind_ms = behind && behind_ ? std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::steady_clock::now() - behind_since_).count()
+                                  : 0;
+  if (!behind) s.behind_bytes = 0;
+  return s;
+}
+
+}  // namespace ckptfs

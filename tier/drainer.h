@@ -1,0 +1,131 @@
+// Drainer: copies a store's committed state into a RADOS image in the
+// background, so a checkpoint outlives the node (issue 14; the layout and its
+// consistency argument are in docs/design.md, "RADOS tier").
+//
+// Each cycle captures the last commit (CommittedImageSource), sends the
+// bytes of it that the image lacks, and then publishes a manifest naming
+// them: the image in RADOS is always exactly some commit, because a
+// manifest names only bytes already written, and the objects it names are
+// never rewritten in the ranges it lists (each segment incarnation has its
+// own object). Objects the new manifest no longer names are removed after
+// `gc_delay`, so a read-only mount of an older manifest elsewhere keeps
+// working meanwhile.
+//
+// The image has one writer: the drainer holds an exclusive RADOS lock on the
+// image's lock object. The lock's cookie names the local store, so a daemon
+// of the same store (whose previous daemon was killed: the local store's
+// flock proves it dead) takes the lock over; anyone else is refused.
+//
+// Errors (RADOS unreachable, slow, full) never reach the filesystem: the
+// cycle fails, is counted and logged, and is retried with backoff.
+//
+// Threads: Start() runs cycles on one background thread; the state below
+// mu_ is what other threads read (Stats, WaitDrained). The plan (known_,
+// next_object_id_, published_) belongs to the drain thread alone.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ckptfs/committed_image.h"
+#include "drain_stats.h"
+#include "image_manifest.h"
+#include "rados_image.h"
+#include "util/mutex.h"
+#include "util/periodic_thread.h"
+
+namespace ckptfs {
+
+struct DrainOptions {
+  uint64_t chunk_bytes = 4ull << 20;  // one RADOS write
+  unsigned max_in_flight = 8;         // writes outstanding at once
+  std::chrono::milliseconds interval{200};  // how often to look for a new commit
+  std::chrono::milliseconds max_backoff{10000};
+  std::chrono::seconds gc_delay{300};  // before removing objects a manifest dropped
+};
+
+class Drainer {
+ public:
+  // Takes the image's writer lock and reads its manifest. Busy when another
+  // writer holds the image; Invalid when the image holds another store.
+  static Result<std::unique_ptr<Drainer>> Open(std::unique_ptr<RadosImage> image,
+                                               CommittedImageSource* source, uint64_t store_id,
+                                               const DrainOptions& options);
+  ~Drainer();
+
+  void Start();
+  // Stops the background thread after its cycle and releases the lock.
+  // Final, and idempotent.
+  void Stop() EXCLUDES(cycle_mu_);
+  // Runs cycles until the image holds commit `seq` (or the store's commit
+  // as of the call, for 0) or `timeout` passes; the cycle's error, or
+  // Busy on timeout.
+  Status DrainUntil(uint64_t seq, std::chrono::milliseconds timeout) EXCLUDES(cycle_mu_);
+
+  DrainStats Stats() const EXCLUDES(stats_mu_);
+
+  static std::string LockCookie(uint64_t store_id);
+  static constexpr const char* kLockName = "ckptfs.writer";
+
+ private:
+  Drainer(std::unique_ptr<RadosImage> image, CommittedImageSource* source, uint64_t store_id,
+          const DrainOptions& options);
+  // What the image holds of one local segment incarnation.
+  struct Known {
+    uint64_t incarnation = 0;
+    uint64_t object_id = 0;
+    std::vector<ImageChunk> chunks;  // sorted, disjoint
+  };
+  struct Piece {
+    uint32_t segment;
+    uint64_t offset;
+    uint64_t length;
+  };
+
+  // One drain step: capture, send, publish. Ok with nothing to do.
+  Status CycleLocked() REQUIRES(cycle_mu_);
+  // Objects of the image a crashed writer left unnamed, and the id to start
+  // from; done once, before the first cycle.
+  Status ScanObjectsLocked() REQUIRES(cycle_mu_);
+  // Makes the previous writer's chunks of segments this store still holds
+  // unchanged (checked by CRC) count as sent.
+  Status AdoptLocked(const CommittedImage& image) REQUIRES(cycle_mu_);
+  Status SendLocked(const std::vector<Piece>& pieces, const CommittedImage& image,
+                    bool* segment_reused) REQUIRES(cycle_mu_);
+  Status PublishLocked(const CommittedImage& image) REQUIRES(cycle_mu_);
+  void CollectGarbageLocked(bool all_due) REQUIRES(cycle_mu_);
+  void Tick() EXCLUDES(cycle_mu_);
+  void NoteError(const Status& s) EXCLUDES(stats_mu_);
+
+  const std::unique_ptr<RadosImage> image_;
+  CommittedImageSource* const source_;
+  const uint64_t store_id_;
+  const DrainOptions options_;
+
+  // One cycle at a time (the thread's, or DrainUntil's on unmount).
+  Mutex cycle_mu_ ACQUIRED_BEFORE(stats_mu_);
+  bool scanned_ GUARDED_BY(cycle_mu_) = false;
+  bool adopted_ GUARDED_BY(cycle_mu_) = false;
+  std::map<uint32_t, Known> known_ GUARDED_BY(cycle_mu_);
+  uint64_t next_object_id_ GUARDED_BY(cycle_mu_) = 1;
+  ImageManifest published_ GUARDED_BY(cycle_mu_);  // publish_seq 0: none yet
+  std::chrono::steady_clock::time_point retry_at_ GUARDED_BY(cycle_mu_);
+  std::chrono::milliseconds backoff_ GUARDED_BY(cycle_mu_){0};
+  // Objects to remove once their time comes.
+  std::vector<std::pair<std::chrono::steady_clock::time_point, std::string>> garbage_
+      GUARDED_BY(cycle_mu_);
+
+  mutable Mutex stats_mu_;
+  DrainStats stats_ GUARDED_BY(stats_mu_);
+  std::chrono::steady_clock::time_point behind_since_ GUARDED_BY(stats_mu_);
+  bool behind_ GUARDED_BY(stats_mu_) = false;
+
+  PeriodicThread thread_;
+  bool stopped_ GUARDED_BY(cycle_mu_) = false;
+};
+
+}  // namespace ckptfs

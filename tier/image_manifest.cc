@@ -1,0 +1,115 @@
+// ImageManifest encoding; see image_manifest.h for the layout.
+#include "image_manifest.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "util/coding.h"
+#include "util/crc32c.h"
+
+namespace ckptfs {
+namespace {
+
+constexpr char kMagic[8] = {'C', 'K', 'P', 'T', 'I', 'M', 'G', '\n'};
+constexpr size_t kSuperblockBlock = 4096;
+
+}  // namespace
+
+std::string ImageManifest::ObjectName(uint32_t segment, uint64_t object_id) {
+  return "seg." + std::to_string(segment) + "." + std::to_string(object_id);
+}
+
+const ImageSegment* ImageManifest::Find(uint32_t segment) const {
+  auto it = std::lower_bound(segments.begin(), segments.end(), segment,
+                             [](const ImageSegment& s, uint32_t n) { return s.segment < n; });
+  return it != segments.end() && it->segment == segment ? &*it : nullptr;
+}
+
+uint64_t ImageManifest::StoredBytes() const {
+  uint64_t n = 0;
+  for (const ImageSegment& s : segments) {
+    for (const ImageChunk& c : s.chunks) n += c.length;
+  }
+  return n;
+}
+
+std::string ImageManifest::Encode() const {
+  std::string out(kMagic, sizeof kMagic);
+  Encoder e(&out);
+  e.U32(kVersion);
+  e.U32(0);
+  e.U64(store_id);
+  e.U64(publish_seq);
+  e.U64(commit_lsn);
+  e.I64(published_ns);
+  e.U64(next_object_id);
+  std::string sb = superblock;
+  sb.resize(kSuperblockBlock, '\0');
+  out += sb;
+  e.U32(static_cast<uint32_t>(segments.size()));
+  for (const ImageSegment& s : segments) {
+    e.U32(s.segment);
+    e.U64(s.object_id);
+    e.U32(static_cast<uint32_t>(s.chunks.size()));
+    for (const ImageChunk& c : s.chunks) {
+      e.U32(c.offset);
+      e.U32(c.length);
+      e.U32(c.crc);
+    }
+  }
+  e.U32(crc32c::Value(out.data(), out.size()));
+  return out;
+}
+
+Result<ImageManifest> ImageManifest::Decode(const std::string& data) {
+  if (data.size() < sizeof kMagic || std::memcmp(data.data(), kMagic, sizeof kMagic) != 0) {
+    return Status::Invalid("not a ckptfs image manifest (bad magic)");
+  }
+  if (data.size() < sizeof kMagic + 4 + 4) return Status::Corruption("image manifest is truncated");
+  Decoder d(std::string_view(data).substr(sizeof kMagic));
+  uint32_t version = 0, flags = 0;
+  d.U32(&version);
+  d.U32(&flags);
+  if (version != kVersion) {
+    return Status::NotSupported("image manifest version " + std::to_string(version) +
+                                " (this ckptfs reads version " + std::to_string(kVersion) + ")");
+  }
+  const uint32_t stored_crc = DecodeFixed32(data.data() + data.size() - 4);
+  if (crc32c::Value(data.data(), data.size() - 4) != stored_crc) {
+    return Status::Corruption("image manifest checksum mismatch");
+  }
+  ImageManifest m;
+  bool ok = d.U64(&m.store_id) && d.U64(&m.publish_seq) && d.U64(&m.commit_lsn) &&
+            d.I64(&m.published_ns) && d.U64(&m.next_object_id);
+  if (!ok || d.rest().size() < kSuperblockBlock + 4) return Status::Corruption("image manifest is truncated");
+  m.superblock = std::string(d.rest().substr(0, kSuperblockBlock));
+  d = Decoder(d.rest().substr(kSuperblockBlock));
+  uint32_t count = 0;
+  if (!d.U32(&count)) return Status::Corruption("image manifest is truncated");
+  for (uint32_t i = 0; i < count; ++i) {
+    ImageSegment s;
+    uint32_t chunks = 0;
+    if (!d.U32(&s.segment) || !d.U64(&s.object_id) || !d.U32(&chunks)) {
+      return Status::Corruption("image manifest is truncated in entry " + std::to_string(i));
+    }
+    if (!m.segments.empty() && m.segments.back().segment >= s.segment) {
+      return Status::Corruption("image manifest lists segments out of order");
+    }
+    for (uint32_t j = 0; j < chunks; ++j) {
+      ImageChunk c;
+      if (!d.U32(&c.offset) || !d.U32(&c.length) || !d.U32(&c.crc)) {
+        return Status::Corruption("image manifest is truncated in entry " + std::to_string(i));
+      }
+      if (!s.chunks.empty() && s.chunks.back().offset + s.chunks.back().length > c.offset) {
+        return Status::Corruption("image manifest has overlapping chunks in segment " +
+                                  std::to_string(s.segment));
+      }
+      s.chunks.push_back(c);
+    }
+    m.segments.push_back(std::move(s));
+  }
+  if (d.rest().size() != 4) return Status::Corruption("image manifest has trailing bytes");
+  return m;
+}
+
+}  // namespace ckptfs

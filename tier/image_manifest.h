@@ -1,0 +1,73 @@
+// ImageManifest: the object that makes a set of RADOS objects an image of a
+// ckptfs store at one commit. docs/format.md ("Remote image") documents the
+// same bytes; tests/tier/image_manifest_test.cc pins them.
+//
+// Objects of an image (all in the RADOS namespace named after the image):
+//   "manifest"             this record, replaced whole (write_full, atomic)
+//   "seg.S.N"              bytes of local segment S in one incarnation; N is
+//                          unique within the image and never reused, so an
+//                          object, once the manifest names it, only ever gains
+//                          bytes outside the chunks the manifest lists
+//   "lock"                 holds the writer's RADOS lock (no data)
+//
+// Layout, little-endian:
+//   magic[8] "CKPTIMG\n", version u32 (1), flags u32 (0),
+//   store_id u64, publish_seq u64, commit_lsn u64, published_ns i64,
+//   next_object_id u64,
+//   superblock: 4096 bytes (the local store's superblock block at the commit)
+//   entry_count u32, then per entry:
+//     segment u32, object_id u64, chunk_count u32,
+//     chunk_count x (offset u32, length u32, crc u32)   offsets within the segment
+//   crc u32: CRC32C of everything before it.
+// A device read of the image (RadosImageDevice) serves the superblock for
+// both superblock copies, each listed chunk from its object, and zeros
+// everywhere else.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ckptfs/status.h"
+
+namespace ckptfs {
+
+struct ImageChunk {
+  uint32_t offset = 0;  // within the segment
+  uint32_t length = 0;
+  uint32_t crc = 0;     // CRC32C of the chunk's bytes
+  bool operator==(const ImageChunk&) const = default;
+};
+
+struct ImageSegment {
+  uint32_t segment = 0;
+  uint64_t object_id = 0;
+  std::vector<ImageChunk> chunks;  // sorted by offset, disjoint
+  bool operator==(const ImageSegment&) const = default;
+};
+
+struct ImageManifest {
+  static constexpr uint32_t kVersion = 1;
+  static constexpr const char* kObject = "manifest";
+  static constexpr const char* kLockObject = "lock";
+
+  uint64_t store_id = 0;
+  uint64_t publish_seq = 0;  // manifests published before this one, plus one
+  uint64_t commit_lsn = 0;   // lsn of the local store's last log block in the image
+  int64_t published_ns = 0;
+  uint64_t next_object_id = 1;
+  std::string superblock;  // 4096 bytes
+  std::vector<ImageSegment> segments;  // sorted by segment
+
+  std::string Encode() const;
+  // Invalid when `data` is not a manifest at all, NotSupported for another
+  // version, Corruption for a damaged one; each says which.
+  static Result<ImageManifest> Decode(const std::string& data);
+
+  static std::string ObjectName(uint32_t segment, uint64_t object_id);
+  // The segment of this image that holds device byte `offset`, or null.
+  const ImageSegment* Find(uint32_t segment) const;
+  uint64_t StoredBytes() const;
+};
+
+}  // namespace ckptfs

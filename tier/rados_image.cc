@@ -1,0 +1,187 @@
+// RadosImage over librados' C++ API.
+#include "rados_image.h"
+
+#include <rados/librados.hpp>
+
+#include <cerrno>
+#include <cstring>
+
+namespace ckptfs {
+
+struct RadosImage::Connection {
+  librados::Rados rados;
+  librados::IoCtx io;
+  ~Connection() {
+    io.close();
+    rados.shutdown();
+  }
+};
+
+struct RadosImage::Op::State {
+  librados::AioCompletion* completion = nullptr;
+  librados::bufferlist bl;
+  char* read_into = nullptr;  // reads: where the bytes go once they arrive
+  size_t len = 0;
+  std::string what;  // for the error message
+  bool waited = false;
+  int submit_error = 0;
+};
+
+RadosImage::Op::Op(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+RadosImage::Op::~Op() {
+  if (!state_) return;
+  if (!state_->waited) (void)Wait();
+  state_->completion->release();
+}
+
+Result<size_t> RadosImage::Op::Wait() {
+  State& s = *state_;
+  s.waited = true;
+  int ret = s.submit_error;
+  if (ret == 0) {
+    s.completion->wait_for_complete();
+    ret = s.completion->get_return_value();
+  }
+  if (ret < 0) return Status::IOError(s.what, -ret);
+  if (!s.read_into) return s.len;
+  const size_t n = std::min<size_t>(s.bl.length(), s.len);
+  s.bl.begin().copy(static_cast<unsigned>(n), s.read_into);
+  return n;
+}
+
+Result<std::unique_ptr<RadosImage>> RadosImage::Open(const RadosTarget& target) {
+  auto c = std::make_unique<Connection>();
+  const std::string where = target.ToString() + (target.ceph_conf.empty() ? "" : " (ceph.conf " + target.ceph_conf + ")");
+  int ret = c->rados.init(target.ceph_id.empty() ? nullptr : target.ceph_id.c_str());
+  if (ret < 0) return Status::IOError("RADOS client init for " + where, -ret);
+  ret = c->rados.conf_read_file(target.ceph_conf.empty() ? nullptr : target.ceph_conf.c_str());
+  if (ret < 0) {
+    return Status::IOError("reading the Ceph configuration for " + where +
+                               (target.ceph_conf.empty() ? " (set CEPH_CONF or ceph_conf=)" : ""),
+                           -ret);
+  }
+  // No call may wait forever on a dead monitor or OSD: each fails with
+  // ETIMEDOUT instead, and the caller decides to retry.
+  const std::string timeout = std::to_string(target.timeout_seconds);
+  for (const char* option : {"rados_osd_op_timeout", "rados_mon_op_timeout", "client_mount_timeout"}) {
+    ret = c->rados.conf_set(option, timeout.c_str());
+    if (ret < 0) return Status::IOError(std::string("setting ") + option, -ret);
+  }
+  ret = c->rados.connect();
+  if (ret < 0) return Status::IOError("cannot reach the Ceph cluster for " + where, -ret);
+  ret = c->rados.ioctx_create(target.pool.c_str(), c->io);
+  if (ret == -ENOENT) return Status::NotFound("pool " + target.pool + " does not exist (" + where + ")");
+  if (ret < 0) return Status::IOError("opening pool " + target.pool + " for " + where, -ret);
+  c->io.set_namespace(target.image);
+  return std::unique_ptr<RadosImage>(new RadosImage(target, std::move(c)));
+}
+
+RadosImage::RadosImage(const RadosTarget& target, std::unique_ptr<Connection> connection)
+    : target_(target), connection_(std::move(connection)) {}
+
+RadosImage::~RadosImage() = default;
+
+Status RadosImage::Error(const std::string& what, const std::string& oid, int ret) const {
+  return Status::IOError(what + " " + target_.ToString() + "/" + oid, -ret);
+}
+
+std::unique_ptr<RadosImage::Op> RadosImage::StartWrite(const std::string& oid, const char* data,
+                                                       size_t len, uint64_t offset) {
+  auto s = std::make_unique<Op::State>();
+  s->completion = librados::Rados::aio_create_completion();
+  s->len = len;
+  s->what = "RADOS write of " + target_.ToString() + "/" + oid;
+  // The caller keeps `data` alive until Wait (Op's destructor waits).
+  s->bl.push_back(ceph::buffer::create_static(static_cast<unsigned>(len), const_cast<char*>(data)));
+  const int ret = connection_->io.aio_write(oid, s->completion, s->bl, len, offset);
+  if (ret < 0) s->submit_error = ret;  // never submitted: Wait reports it
+  return std::unique_ptr<Op>(new Op(std::move(s)));
+}
+
+std::unique_ptr<RadosImage::Op> RadosImage::StartRead(const std::string& oid, char* buf, size_t len,
+                                                      uint64_t offset) {
+  auto s = std::make_unique<Op::State>();
+  s->completion = librados::Rados::aio_create_completion();
+  s->len = len;
+  s->read_into = buf;
+  s->what = "RADOS read of " + target_.ToString() + "/" + oid;
+  const int ret = connection_->io.aio_read(oid, s->completion, &s->bl, len, offset);
+  if (ret < 0) s->submit_error = ret;  // never submitted: Wait reports it
+  return std::unique_ptr<Op>(new Op(std::move(s)));
+}
+
+Result<size_t> RadosImage::Read(const std::string& oid, char* buf, size_t len, uint64_t offset) {
+  return StartRead(oid, buf, len, offset)->Wait();
+}
+
+Result<std::string> RadosImage::ReadWhole(const std::string& oid) {
+  uint64_t size = 0;
+  time_t mtime = 0;
+  int ret = connection_->io.stat(oid, &size, &mtime);
+  if (ret == -ENOENT) return Status::NotFound(target_.ToString() + " has no object " + oid);
+  if (ret < 0) return Error("RADOS stat of", oid, ret);
+  librados::bufferlist bl;
+  ret = connection_->io.read(oid, bl, size, 0);
+  if (ret == -ENOENT) return Status::NotFound(target_.ToString() + " has no object " + oid);
+  if (ret < 0) return Error("RADOS read of", oid, ret);
+  return bl.to_str();
+}
+
+Status RadosImage::WriteWhole(const std::string& oid, const std::string& data) {
+  librados::bufferlist bl;
+  bl.append(data.data(), static_cast<unsigned>(data.size()));
+  const int ret = connection_->io.write_full(oid, bl);
+  return ret < 0 ? Error("RADOS write_full of", oid, ret) : Status::Ok();
+}
+
+Status RadosImage::Remove(const std::string& oid) {
+  const int ret = connection_->io.remove(oid);
+  return ret < 0 && ret != -ENOENT ? Error("RADOS remove of", oid, ret) : Status::Ok();
+}
+
+Result<std::vector<std::string>> RadosImage::List() {
+  std::vector<std::string> names;
+  try {
+    for (auto it = connection_->io.nobjects_begin(); it != connection_->io.nobjects_end(); ++it) {
+      names.push_back(it->get_oid());
+    }
+  } catch (const std::exception& e) {
+    return Status::IOError("listing " + target_.ToString() + ": " + e.what());
+  }
+  return names;
+}
+
+Status RadosImage::Lock(const std::string& oid, const std::string& name, const std::string& cookie,
+                        const std::string& description) {
+  const int ret = connection_->io.lock_exclusive(oid, name, cookie, description, nullptr, 0);
+  if (ret == -EBUSY || ret == -EEXIST) {
+    return Status::Busy(target_.ToString() + " is locked by another writer");
+  }
+  return ret < 0 ? Error("RADOS lock of", oid, ret) : Status::Ok();
+}
+
+Status RadosImage::Unlock(const std::string& oid, const std::string& name, const std::string& cookie) {
+  const int ret = connection_->io.unlock(oid, name, cookie);
+  return ret < 0 && ret != -ENOENT ? Error("RADOS unlock of", oid, ret) : Status::Ok();
+}
+
+Result<std::vector<RadosImage::Locker>> RadosImage::Lockers(const std::string& oid,
+                                                            const std::string& name) {
+  int exclusive = 0;
+  std::string tag;
+  std::list<librados::locker_t> lockers;
+  const int ret = connection_->io.list_lockers(oid, name, &exclusive, &tag, &lockers);
+  if (ret == -ENOENT) return std::vector<Locker>{};
+  if (ret < 0) return Error("RADOS list_lockers of", oid, ret);
+  std::vector<Locker> out;
+  for (const auto& l : lockers) out.push_back(Locker{l.client, l.cookie, l.address});
+  return out;
+}
+
+Status RadosImage::BreakLock(const std::string& oid, const std::string& name, const Locker& locker) {
+  const int ret = connection_->io.break_lock(oid, name, locker.client, locker.cookie);
+  return ret < 0 && ret != -ENOENT ? Error("RADOS break_lock of", oid, ret) : Status::Ok();
+}
+
+}  // namespace ckptfs

@@ -1,0 +1,83 @@
+// RadosImage: one image's objects in RADOS, the only file that includes
+// librados. An image is a RADOS namespace (the image name) inside a pool, so
+// images never see each other's objects and one listing finds all of one.
+//
+// Every call returns a Status (errno from librados kept in the message);
+// none can hang: the connection is made with the target's timeout set for
+// monitor and OSD operations, so a dead OSD or monitor turns into an error
+// (ETIMEDOUT) that the caller retries. Thread-safe, as librados is.
+#pragma once
+
+#include <list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ckptfs/status.h"
+#include "rados_target.h"
+
+namespace ckptfs {
+
+class RadosImage {
+ public:
+  // An asynchronous write or read in flight. Wait() once; the destructor
+  // waits too, so the caller's buffer is never used after it is freed.
+  class Op {
+   public:
+    ~Op();
+    Op(const Op&) = delete;
+    Op& operator=(const Op&) = delete;
+    // Bytes read (reads) or written.
+    Result<size_t> Wait();
+
+   private:
+    friend class RadosImage;
+    struct State;
+    explicit Op(std::unique_ptr<State> state);
+    std::unique_ptr<State> state_;
+  };
+
+  struct Locker {
+    std::string client;  // e.g. client.4123
+    std::string cookie;
+    std::string address;
+  };
+
+  // Connects to the cluster and opens the pool; NotFound when the pool does
+  // not exist, IOError with the reason when the cluster cannot be reached.
+  static Result<std::unique_ptr<RadosImage>> Open(const RadosTarget& target);
+  ~RadosImage();
+
+  const RadosTarget& target() const { return target_; }
+
+  std::unique_ptr<Op> StartWrite(const std::string& oid, const char* data, size_t len, uint64_t offset);
+  // Reads up to `len` bytes; past the object's end the count is short.
+  std::unique_ptr<Op> StartRead(const std::string& oid, char* buf, size_t len, uint64_t offset);
+  Result<size_t> Read(const std::string& oid, char* buf, size_t len, uint64_t offset);
+  // The whole object; NotFound when there is none.
+  Result<std::string> ReadWhole(const std::string& oid);
+  // Replaces the object's contents at once: readers see the old or the new
+  // contents, never a mix (a RADOS write_full is atomic).
+  Status WriteWhole(const std::string& oid, const std::string& data);
+  // Removes the object; no error when it is already gone.
+  Status Remove(const std::string& oid);
+  Result<std::vector<std::string>> List();
+
+  // Advisory exclusive lock `name` on `oid` held by this client under
+  // `cookie`; Busy when someone else holds it.
+  Status Lock(const std::string& oid, const std::string& name, const std::string& cookie,
+              const std::string& description);
+  Status Unlock(const std::string& oid, const std::string& name, const std::string& cookie);
+  Result<std::vector<Locker>> Lockers(const std::string& oid, const std::string& name);
+  Status BreakLock(const std::string& oid, const std::string& name, const Locker& locker);
+
+ private:
+  struct Connection;  // librados' cluster handle and the pool's I/O context
+  RadosImage(const RadosTarget& target, std::unique_ptr<Connection> connection);
+  Status Error(const std::string& what, const std::string& oid, int ret) const;
+
+  const RadosTarget target_;
+  const std::unique_ptr<Connection> connection_;
+};
+
+}  // namespace ckptfs

@@ -1,0 +1,231 @@
+// ckptfs-tier: the RADOS tier's verbs.
+//   wait MNT [--timeout S]      returns 0 once everything committed before the
+//                               call is in the mount's RADOS image
+//   status MNT | rados:POOL/NAME   how far the drain is, or what an image holds
+//   takeover rados:POOL/NAME    breaks a dead writer's lock on the image
+// A mount reports its drain through the root's stats xattr (ckptfs-stat);
+// an image is read straight from RADOS.
+#include <fcntl.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "common/command_line.h"
+#include "format/superblock.h"
+#include "image_manifest.h"
+#include "rados_image.h"
+#include "rados_target.h"
+
+namespace {
+
+using ckptfs::Result;
+using ckptfs::Status;
+
+struct Cluster {
+  std::string ceph_conf;
+  std::string ceph_id;
+  double timeout = 30;
+};
+
+Result<nlohmann::json> ReadStats(const std::string& mountpoint) {
+  std::string text(1 << 16, '\0');
+  ssize_t n = getxattr(mountpoint.c_str(), "user.ckptfs.stats.json", text.data(), text.size());
+  if (n < 0) {
+    return Status::IOError(mountpoint + " is not a ckptfs mount (reading its stats)", errno);
+  }
+  text.resize(static_cast<size_t>(n));
+  auto stats = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!stats.is_object()) return Status::Corruption(mountpoint + ": the daemon's stats are not JSON");
+  if (!stats.contains("tier")) {
+    return Status::Invalid(mountpoint + " does not drain to RADOS (mounted without -o tier=rados:POOL/NAME)");
+  }
+  return stats;
+}
+
+uint64_t TierField(const nlohmann::json& stats, const char* key) { return stats["tier"].value(key, 0ull); }
+
+int Wait(const std::string& mountpoint, double timeout) {
+  // fsync of a directory commits everything in the store, so the commit
+  // read next covers every write made before this call.
+  int fd = ::open(mountpoint.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    std::fprintf(stderr, "ckptfs-tier: committing %s: %s\n", mountpoint.c_str(), std::strerror(errno));
+    if (fd >= 0) ::close(fd);
+    return 1;
+  }
+  ::close(fd);
+  auto stats = ReadStats(mountpoint);
+  if (!stats.ok()) {
+    std::fprintf(stderr, "ckptfs-tier: %s\n", stats.status().ToString().c_str());
+    return 1;
+  }
+  const uint64_t target = TierField(*stats, "committed_lsn");
+  const auto start = std::chrono::steady_clock::now();
+  while (true) {
+    if (TierField(*stats, "published") && TierField(*stats, "drained_lsn") >= target) {
+      std::printf("%s: %s holds every commit up to %" PRIu64 " (%.1f s)\n", mountpoint.c_str(),
+                  (*stats)["tier_target"].get<std::string>().c_str(), target,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      return 0;
+    }
+    if (timeout > 0 && std::chrono::steady_clock::now() - start > std::chrono::duration<double>(timeout)) {
+      const std::string error = (*stats).value("tier_last_error", std::string());
+      std::fprintf(stderr,
+                   "ckptfs-tier: %s: RADOS does not hold commit %" PRIu64 " after %.0f s (it holds %" PRIu64
+                   ", %" PRIu64 " bytes behind%s%s)\n",
+                   mountpoint.c_str(), target, timeout, TierField(*stats, "drained_lsn"),
+                   TierField(*stats, "behind_bytes"), error.empty() ? "" : "; last error: ", error.c_str());
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    stats = ReadStats(mountpoint);
+    if (!stats.ok()) {
+      std::fprintf(stderr, "ckptfs-tier: %s\n", stats.status().ToString().c_str());
+      return 1;
+    }
+  }
+}
+
+Result<std::unique_ptr<ckptfs::RadosImage>> OpenImage(const std::string& spec, const Cluster& cluster) {
+  CKPTFS_ASSIGN_OR_RETURN(ckptfs::RadosTarget target, ckptfs::ParseRadosSpec(spec));
+  target.ceph_conf = cluster.ceph_conf;
+  target.ceph_id = cluster.ceph_id;
+  target.timeout_seconds = static_cast<unsigned>(cluster.timeout);
+  return ckptfs::RadosImage::Open(target);
+}
+
+constexpr const char* kLockName = "ckptfs.writer";  // Drainer::kLockName
+
+int ImageStatus(const std::string& spec, const Cluster& cluster, bool json) {
+  auto image = OpenImage(spec, cluster);
+  if (!image.ok()) {
+    std::fprintf(stderr, "ckptfs-tier: %s\n", image.status().ToString().c_str());
+    return 1;
+  }
+  auto data = (*image)->ReadWhole(ckptfs::ImageManifest::kObject);
+  if (!data.ok()) {
+    std::fprintf(stderr, "ckptfs-tier: %s: %s\n", spec.c_str(),
+                 data.status().IsNotFound() ? "no image there (nothing was drained to it)"
+                                            : data.status().ToString().c_str());
+    return 1;
+  }
+  auto manifest = ckptfs::ImageManifest::Decode(*data);
+  if (!manifest.ok()) {
+    std::fprintf(stderr, "ckptfs-tier: %s: %s\n", spec.c_str(), manifest.status().ToString().c_str());
+    return 1;
+  }
+  auto lockers = (*image)->Lockers(ckptfs::ImageManifest::kLockObject, kLockName);
+  std::string writer = "none";
+  if (lockers.ok() && !lockers->empty()) {
+    writer = (*lockers)[0].client + " at " + (*lockers)[0].address + " (" + (*lockers)[0].cookie + ")";
+  }
+  char store[24];
+  std::snprintf(store, sizeof store, "%016" PRIx64, manifest->store_id);
+  if (json) {
+    nlohmann::json j = {{"image", spec},
+                        {"store_id", store},
+                        {"commit_lsn", manifest->commit_lsn},
+                        {"publish_seq", manifest->publish_seq},
+                        {"published_ns", manifest->published_ns},
+                        {"segments", manifest->segments.size()},
+                        {"bytes", manifest->StoredBytes()},
+                        {"writer", writer}};
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+  std::printf("image        %s\nstore        %s\ncommit       %" PRIu64 " (manifest %" PRIu64
+              ")\nsegments     %zu\nbytes        %" PRIu64 "\nwriter       %s\n",
+              spec.c_str(), store, manifest->commit_lsn, manifest->publish_seq, manifest->segments.size(),
+              manifest->StoredBytes(), writer.c_str());
+  return 0;
+}
+
+int MountStatus(const std::string& mountpoint, bool json) {
+  auto stats = ReadStats(mountpoint);
+  if (!stats.ok()) {
+    std::fprintf(stderr, "ckptfs-tier: %s\n", stats.status().ToString().c_str());
+    return 1;
+  }
+  nlohmann::json tier = (*stats)["tier"];
+  tier["target"] = (*stats).value("tier_target", "");
+  tier["last_error"] = (*stats).value("tier_last_error", "");
+  if (json) {
+    std::printf("%s\n", tier.dump().c_str());
+    return 0;
+  }
+  for (auto& [key, value] : tier.items()) std::printf("%-20s %s\n", key.c_str(), value.dump().c_str());
+  return 0;
+}
+
+int Takeover(const std::string& spec, const Cluster& cluster) {
+  auto image = OpenImage(spec, cluster);
+  if (!image.ok()) {
+    std::fprintf(stderr, "ckptfs-tier: %s\n", image.status().ToString().c_str());
+    return 1;
+  }
+  auto lockers = (*image)->Lockers(ckptfs::ImageManifest::kLockObject, kLockName);
+  if (!lockers.ok()) {
+    std::fprintf(stderr, "ckptfs-tier: %s\n", lockers.status().ToString().c_str());
+    return 1;
+  }
+  if (lockers->empty()) {
+    std::printf("%s: no writer holds it\n", spec.c_str());
+    return 0;
+  }
+  for (const auto& l : *lockers) {
+    Status s = (*image)->BreakLock(ckptfs::ImageManifest::kLockObject, kLockName, l);
+    if (!s.ok()) {
+      std::fprintf(stderr, "ckptfs-tier: %s\n", s.ToString().c_str());
+      return 1;
+    }
+    std::printf("%s: broke the lock of %s at %s (%s)\n", spec.c_str(), l.client.c_str(), l.address.c_str(),
+                l.cookie.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ckptfs::tools::ToolApp app("ckptfs-tier", "The RADOS tier of a ckptfs mount: wait for the drain, "
+                                            "show it, take an image over from a dead writer.");
+  app.require_subcommand(1);
+  Cluster cluster;
+  std::string where;
+  double timeout = 0;
+  bool json = false;
+  auto add_cluster = [&](CLI::App* sub) {
+    sub->add_option("--ceph-conf", cluster.ceph_conf, "the cluster's ceph.conf (default $CEPH_CONF)");
+    sub->add_option("--ceph-id", cluster.ceph_id, "RADOS client id without \"client.\" (default admin)");
+    sub->add_option("--rados-timeout", cluster.timeout, "longest wait for a RADOS call, seconds (default 30)")
+        ->check(ckptfs::tools::Seconds(false));
+  };
+  CLI::App* wait = app.add_subcommand("wait", "return once everything committed before the call is in RADOS");
+  wait->add_option("MOUNTPOINT", where, "a mount with -o tier=")->required();
+  wait->add_option("--timeout", timeout, "give up after S seconds, exit 1 (default: wait as long as it takes)")
+      ->check(ckptfs::tools::Seconds(false));
+  CLI::App* status = app.add_subcommand("status", "the drain of a mount, or what a RADOS image holds");
+  status->add_option("WHERE", where, "a mountpoint, or rados:POOL/NAME")->required();
+  status->add_flag("-j,--json", json, "machine-readable");
+  add_cluster(status);
+  CLI::App* takeover = app.add_subcommand(
+      "takeover", "break the writer lock of an image whose writer is dead, so another may write it");
+  takeover->add_option("IMAGE", where, "rados:POOL/NAME")->required();
+  add_cluster(takeover);
+  if (auto code = ckptfs::tools::ParseCommandLine(app, argc, argv, 2)) return *code;
+
+  if (wait->parsed()) return Wait(where, timeout);
+  if (status->parsed()) {
+    return ckptfs::IsRadosSpec(where) ? ImageStatus(where, cluster, json) : MountStatus(where, json);
+  }
+  return Takeover(where, cluster);
+}
