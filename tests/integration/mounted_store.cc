@@ -84,8 +84,10 @@ bool MountedStore::IsMounted() const {
   return false;
 }
 
-bool MountedStore::Mount(const std::vector<std::string>& options) {
-  std::vector<std::string> args = {BinDir() + "/ckptfs", store_, mountpoint_, "-f"};
+bool MountedStore::Mount(const std::vector<std::string>& options) { return MountFrom(store_, options); }
+
+bool MountedStore::MountFrom(const std::string& source, const std::vector<std::string>& options) {
+  std::vector<std::string> args = {BinDir() + "/ckptfs", source, mountpoint_, "-f"};
   for (const auto& o : options) {
     args.push_back("-o");
     args.push_back(o);

@@ -23,6 +23,9 @@ class MountedStore {
   // Starts the daemon in the foreground and waits until the mount is live.
   // Returns false (with the daemon's log in `error()`) if it did not come up.
   bool Mount(const std::vector<std::string>& options = {});
+  // Mounts `source` (another store, or a RADOS image: rados:POOL/NAME) on
+  // this mountpoint instead of the store made here.
+  bool MountFrom(const std::string& source, const std::vector<std::string>& options = {});
   // fusermount3 -u, then waits for the daemon; returns its exit code.
   int Unmount();
   // SIGKILL to the daemon, then a lazy unmount of the dead mount.

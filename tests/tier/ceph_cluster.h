@@ -1,0 +1,29 @@
+// CephCluster: the real Ceph cluster the tier tests run against. CI starts
+// one for the whole run (tools/run-tests.sh exports CKPTFS_CEPH_DIR); when
+// that is not set, the test binary starts its own with
+// tools/ceph-dev-cluster and stops it when the tests end, so `ctest` alone
+// works too.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace ckptfs::testing {
+
+class CephCluster : public ::testing::Environment {
+ public:
+  void SetUp() override;
+  void TearDown() override;
+
+  // The cluster's directory (its ceph.conf is there) and the pool.
+  static const std::string& Dir();
+  static std::string Conf() { return Dir() + "/ceph.conf"; }
+  static constexpr const char* kPool = "ckptfs";
+  // `tools/ceph-dev-cluster VERB DIR ARGS`; its exit code.
+  static int Script(const std::string& verb, const std::string& args = "");
+  // An image name no other test (or earlier run) uses.
+  static std::string UniqueImage(const std::string& stem);
+};
+
+}  // namespace ckptfs::testing

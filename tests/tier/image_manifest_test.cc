@@ -1,0 +1,75 @@
+// The image manifest's bytes (docs/format.md, "Remote image") and its
+// refusal of anything else.
+#include <gtest/gtest.h>
+
+#include "image_manifest.h"
+#include "util/coding.h"
+#include "util/crc32c.h"
+
+namespace ckptfs {
+namespace {
+
+ImageManifest Sample() {
+  ImageManifest m;
+  m.store_id = 0x1122334455667788ull;
+  m.publish_seq = 7;
+  m.commit_lsn = 42;
+  m.published_ns = 1700000000123456789;
+  m.next_object_id = 9;
+  m.superblock = std::string(4096, 's');
+  m.segments = {{3, 5, {{0, 8192, 0xAAAA}, {8192, 4096, 0xBBBB}}}, {10, 8, {}}};
+  return m;
+}
+
+TEST(ImageManifestTest, GoldenBytes) {
+  const std::string bytes = Sample().Encode();
+  // Built field by field from docs/format.md.
+  std::string expected = "CKPTIMG\n";
+  Encoder e(&expected);
+  e.U32(1);
+  e.U32(0);
+  e.U64(0x1122334455667788ull);
+  e.U64(7);
+  e.U64(42);
+  e.I64(1700000000123456789);
+  e.U64(9);
+  expected += std::string(4096, 's');
+  e.U32(2);
+  e.U32(3);
+  e.U64(5);
+  e.U32(2);
+  for (uint32_t v : {0u, 8192u, 0xAAAAu, 8192u, 4096u, 0xBBBBu}) e.U32(v);
+  e.U32(10);
+  e.U64(8);
+  e.U32(0);
+  e.U32(crc32c::Value(expected.data(), expected.size()));
+  EXPECT_EQ(bytes, expected);
+  auto back = ImageManifest::Decode(bytes);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->segments, Sample().segments);
+  EXPECT_EQ(back->commit_lsn, 42u);
+  EXPECT_EQ(back->StoredBytes(), 12288u);
+  EXPECT_EQ(back->Find(10)->object_id, 8u);
+  EXPECT_EQ(back->Find(4), nullptr);
+  EXPECT_EQ(ImageManifest::ObjectName(3, 5), "seg.3.5");
+}
+
+TEST(ImageManifestTest, RefusesWhatIsNotAnIntactManifest) {
+  const std::string good = Sample().Encode();
+  EXPECT_TRUE(ImageManifest::Decode("hello").status().code() == Status::Invalid("").code());
+  std::string flipped = good;
+  flipped[100] ^= 1;
+  EXPECT_TRUE(ImageManifest::Decode(flipped).status().IsCorruption());
+  EXPECT_TRUE(ImageManifest::Decode(good.substr(0, good.size() - 9)).status().IsCorruption());
+  std::string other_version = good;
+  other_version[8] = 2;
+  auto s = ImageManifest::Decode(other_version).status();
+  EXPECT_NE(s.message().find("version 2"), std::string::npos) << s.ToString();
+  // Overlapping chunks are damage, even with a good checksum.
+  ImageManifest overlap = Sample();
+  overlap.segments[0].chunks[1].offset = 4096;
+  EXPECT_TRUE(ImageManifest::Decode(overlap.Encode()).status().IsCorruption());
+}
+
+}  // namespace
+}  // namespace ckptfs

@@ -1,0 +1,265 @@
+// The RADOS tier through real mounts on a real Ceph cluster (CephCluster):
+// drain and wait, a daemon killed mid-drain, the local store lost and the
+// image mounted from RADOS, a second writer refused, an unreachable cluster,
+// and two nodes draining at once with a third restoring both.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "ceph_cluster.h"
+#include "file_util.h"
+#include "mounted_store.h"
+
+namespace ckptfs::testing {
+namespace {
+
+using Files = std::map<std::string, std::string>;  // relative path -> content
+
+std::string Q(const std::string& s) { return "'" + s + "'"; }
+
+class TierTest : public ::testing::Test {
+ protected:
+  static std::string Image(const std::string& stem) { return CephCluster::UniqueImage(stem); }
+  static std::string Spec(const std::string& image) { return std::string("rados:") + CephCluster::kPool + "/" + image; }
+  static std::vector<std::string> TierOptions(const std::string& image) {
+    return {"tier=" + Spec(image), "ceph_conf=" + CephCluster::Conf(), "rados_timeout=10"};
+  }
+  static std::string Tool() { return MountedStore::BinDir() + "/ckptfs-tier"; }
+  static int Wait(const MountedStore& m, int seconds = 120) {
+    return MountedStore::Run(Tool() + " wait " + Q(m.mountpoint()) + " --timeout " + std::to_string(seconds));
+  }
+  // A figure of the mount's drain (ckptfs-tier status --json).
+  static uint64_t TierFigure(const MountedStore& m, const std::string& key) {
+    CommandOutput out = Capture(Tool() + " status --json " + Q(m.mountpoint()));
+    auto json = nlohmann::json::parse(out.out, nullptr, /*allow_exceptions=*/false);
+    EXPECT_TRUE(json.is_object()) << "ckptfs-tier status --json printed: " << out.out;
+    return json.is_object() ? json.value(key, 0ull) : 0;
+  }
+  // Writes a checkpoint-like set of files: a few MB, a directory, an empty
+  // file and a symlink; returns what it wrote.
+  static Files WriteCheckpoint(const MountedStore& m, const std::string& dir, size_t big, uint32_t seed) {
+    Files files;
+    EXPECT_EQ(mkdir(m.Path(dir).c_str(), 0755), 0);
+    files[dir + "/model.pt"] = Random(big, seed);
+    files[dir + "/optim.pt"] = Random(big / 3 + 4097, seed + 1);
+    files[dir + "/meta.json"] = "{\"step\": " + std::to_string(seed) + "}";
+    files[dir + "/empty"] = "";
+    for (const auto& [path, content] : files) EXPECT_TRUE(WriteFile(m.Path(path), content, true)) << path;
+    EXPECT_EQ(symlink("model.pt", m.Path(dir + "/latest").c_str()), 0);
+    return files;
+  }
+  static void ExpectFiles(const MountedStore& m, const Files& files) {
+    for (const auto& [path, content] : files) {
+      const std::string got = ReadFile(m.Path(path));
+      EXPECT_EQ(got.size(), content.size()) << path;
+      EXPECT_TRUE(got == content) << path << " differs";
+    }
+  }
+};
+
+TEST_F(TierTest, DrainWaitThenTheStoreIsLostAndTheImageMountsFromRados) {
+  const std::string image = Image("lost");
+  Files files;
+  {
+    MountedStore node;
+    ASSERT_EQ(node.Format("1G"), 0);
+    ASSERT_TRUE(node.Mount(TierOptions(image))) << node.log();
+    files = WriteCheckpoint(node, "step100", 24 << 20, 100);
+    ASSERT_EQ(Wait(node), 0) << node.log();
+    EXPECT_GE(TierFigure(node, "uploaded_bytes"), 32u << 20);
+    EXPECT_EQ(TierFigure(node, "drained_lsn"), TierFigure(node, "committed_lsn"));
+    // Written after the wait: not promised, but unmount drains it too.
+    files["step100/after_wait"] = Random(1 << 20, 7);
+    ASSERT_TRUE(WriteFile(node.Path("step100/after_wait"), files["step100/after_wait"]));
+    ASSERT_EQ(node.Unmount(), 0) << node.log();
+    // The node is gone: its store with it.
+    ASSERT_EQ(unlink(node.store().c_str()), 0);
+  }
+  EXPECT_EQ(MountedStore::Run(Tool() + " status " + Spec(image) + " --ceph-conf " + CephCluster::Conf()), 0);
+  MountedStore elsewhere;
+  ASSERT_TRUE(elsewhere.MountFrom(Spec(image), {"ceph_conf=" + CephCluster::Conf()})) << elsewhere.log();
+  ExpectFiles(elsewhere, files);
+  EXPECT_EQ(ReadFile(elsewhere.Path("step100/latest")), files["step100/model.pt"]) << "the symlink";
+  // Read-only: the image has one writer, and it is not this mount.
+  errno = 0;
+  EXPECT_FALSE(WriteFile(elsewhere.Path("step100/new"), "x"));
+  EXPECT_EQ(errno, EROFS);
+  EXPECT_EQ(elsewhere.Unmount(), 0) << elsewhere.log();
+}
+
+TEST_F(TierTest, ADaemonKilledMidDrainResumesWithoutResendingWhatArrived) {
+  const std::string image = Image("killed");
+  MountedStore node;
+  ASSERT_EQ(node.Format("2G"), 0);
+  ASSERT_TRUE(node.Mount(TierOptions(image))) << node.log();
+  Files files = WriteCheckpoint(node, "step1", 48 << 20, 1);
+  ASSERT_EQ(Wait(node), 0) << node.log();
+  const uint64_t first_image = TierFigure(node, "image_bytes");
+  ASSERT_GE(first_image, 64u << 20);
+  // A larger checkpoint, committed, and the daemon killed while it drains.
+  Files second = WriteCheckpoint(node, "step2", 240 << 20, 2);
+  files.insert(second.begin(), second.end());
+  const uint64_t behind = TierFigure(node, "drained_lsn") < TierFigure(node, "committed_lsn");
+  node.Kill();
+  EXPECT_TRUE(behind) << "the drain had already finished: the kill was not mid-drain";
+
+  ASSERT_TRUE(node.Mount(TierOptions(image))) << node.log();
+  ASSERT_EQ(Wait(node), 0) << node.log();
+  // What the published image held was checked against the store and kept.
+  EXPECT_GE(TierFigure(node, "adopted_bytes"), first_image);
+  EXPECT_LE(TierFigure(node, "uploaded_bytes"), TierFigure(node, "image_bytes") - first_image);
+  ASSERT_EQ(node.Unmount(), 0);
+  ASSERT_EQ(unlink(node.store().c_str()), 0);
+
+  MountedStore elsewhere;
+  ASSERT_TRUE(elsewhere.MountFrom(Spec(image), {"ceph_conf=" + CephCluster::Conf()})) << elsewhere.log();
+  ExpectFiles(elsewhere, files);
+  EXPECT_EQ(elsewhere.Unmount(), 0);
+}
+
+TEST_F(TierTest, ASecondWriterIsRefusedAndTakeoverBreaksADeadWritersLock) {
+  const std::string image = Image("writers");
+  MountedStore first, second;
+  ASSERT_EQ(first.Format("1G"), 0);
+  ASSERT_EQ(second.Format("1G"), 0);
+  ASSERT_TRUE(first.Mount(TierOptions(image))) << first.log();
+  WriteCheckpoint(first, "a", 1 << 20, 3);
+  ASSERT_EQ(Wait(first), 0);
+
+  EXPECT_FALSE(second.Mount(TierOptions(image)));
+  EXPECT_NE(second.log().find("has another writer"), std::string::npos) << second.log();
+  EXPECT_NE(second.log().find("ckptfs-tier takeover " + Spec(image)), std::string::npos) << second.log();
+
+  // The writer dies with its lock held; the operator breaks it.
+  first.Kill();
+  CommandOutput out = Capture(Tool() + " takeover " + Spec(image) + " --ceph-conf " + CephCluster::Conf());
+  EXPECT_EQ(out.rc, 0) << out.out;
+  EXPECT_NE(out.out.find("broke the lock"), std::string::npos) << out.out;
+  // The image still holds the first store: another store may not write it.
+  EXPECT_FALSE(second.Mount(TierOptions(image)));
+  EXPECT_NE(second.log().find("holds the image of another store"), std::string::npos) << second.log();
+  // Its own store may, and finds its image intact.
+  ASSERT_TRUE(first.Mount(TierOptions(image))) << first.log();
+  EXPECT_EQ(Wait(first), 0);
+  EXPECT_EQ(first.Unmount(), 0);
+}
+
+TEST_F(TierTest, AnUnreachableClusterOrAMissingPoolFailsTheMountWithTheReason) {
+  MountedStore node;
+  ASSERT_EQ(node.Format("1G"), 0);
+  // A copy of the cluster's configuration whose monitor is nowhere.
+  const std::string bad_conf = node.dir() + "/nowhere.conf";
+  ASSERT_EQ(MountedStore::Run("sed -E 's/^(\\s*mon[ _]host\\s*=).*/\\1 127.0.0.1:1/' " + CephCluster::Conf() +
+                              " > " + bad_conf),
+            0);
+  EXPECT_FALSE(node.Mount({"tier=" + Spec("x"), "ceph_conf=" + bad_conf, "rados_timeout=3"}));
+  EXPECT_NE(node.log().find("cannot reach the Ceph cluster"), std::string::npos) << node.log();
+  EXPECT_FALSE(node.Mount({"tier=rados:no-such-pool/x", "ceph_conf=" + CephCluster::Conf(), "rados_timeout=10"}));
+  EXPECT_NE(node.log().find("pool no-such-pool does not exist"), std::string::npos) << node.log();
+  EXPECT_FALSE(node.Mount({"tier=rados:ckptfs"}));
+  EXPECT_NE(node.log().find("needs a pool and an image name"), std::string::npos) << node.log();
+  // The store itself is untouched and mounts without a tier.
+  ASSERT_TRUE(node.Mount()) << node.log();
+  EXPECT_EQ(node.Unmount(), 0);
+}
+
+TEST_F(TierTest, TwoNodesDrainAtOnceAndAThirdRestoresBoth) {
+  const std::string image_a = Image("node0"), image_b = Image("node1");
+  Files files_a, files_b;
+  {
+    MountedStore a, b;
+    ASSERT_EQ(a.Format("1G"), 0);
+    ASSERT_EQ(b.Format("1G"), 0);
+    ASSERT_TRUE(a.Mount(TierOptions(image_a))) << a.log();
+    ASSERT_TRUE(b.Mount(TierOptions(image_b))) << b.log();
+    std::thread writer_a([&] { files_a = WriteCheckpoint(a, "rank0", 40 << 20, 10); });
+    std::thread writer_b([&] { files_b = WriteCheckpoint(b, "rank1", 40 << 20, 20); });
+    writer_a.join();
+    writer_b.join();
+    std::thread wait_a([&] { EXPECT_EQ(Wait(a), 0); });
+    EXPECT_EQ(Wait(b), 0);
+    wait_a.join();
+    EXPECT_EQ(a.Unmount(), 0);
+    EXPECT_EQ(b.Unmount(), 0);
+  }
+  MountedStore restore_a, restore_b;
+  ASSERT_TRUE(restore_a.MountFrom(Spec(image_a), {"ceph_conf=" + CephCluster::Conf()})) << restore_a.log();
+  ASSERT_TRUE(restore_b.MountFrom(Spec(image_b), {"ceph_conf=" + CephCluster::Conf()})) << restore_b.log();
+  ExpectFiles(restore_a, files_a);
+  ExpectFiles(restore_b, files_b);
+  EXPECT_EQ(access(restore_a.Path("rank1").c_str(), F_OK), -1) << "each image holds its own node's store";
+  EXPECT_EQ(restore_a.Unmount(), 0);
+  EXPECT_EQ(restore_b.Unmount(), 0);
+}
+
+
+TEST_F(TierTest, AnOsdKilledDuringADrainLosesNothing) {
+  // CI's cluster has 3 OSDs and a pool of size 2: one OSD may die.
+  const std::string image = Image("osd");
+  MountedStore node;
+  ASSERT_EQ(node.Format("2G"), 0);
+  ASSERT_TRUE(node.Mount(TierOptions(image))) << node.log();
+  Files files = WriteCheckpoint(node, "step1", 160 << 20, 31);
+  ASSERT_EQ(CephCluster::Script("osd-stop", "1 --kill"), 0) << "see " << CephCluster::Dir() << "/tests.log";
+  // Writes to PGs on the dead OSD wait until the monitor marks it down
+  // (about 20 s); the drain's calls time out and retry meanwhile.
+  Files more = WriteCheckpoint(node, "step2", 16 << 20, 32);
+  files.insert(more.begin(), more.end());
+  const int waited = Wait(node, 300);
+  const int restarted = CephCluster::Script("osd-start", "1");
+  ASSERT_EQ(waited, 0) << node.log();
+  ASSERT_EQ(restarted, 0) << "see " << CephCluster::Dir() << "/tests.log";
+  ASSERT_EQ(node.Unmount(), 0);
+  ASSERT_EQ(unlink(node.store().c_str()), 0);
+  MountedStore elsewhere;
+  ASSERT_TRUE(elsewhere.MountFrom(Spec(image), {"ceph_conf=" + CephCluster::Conf()})) << elsewhere.log();
+  ExpectFiles(elsewhere, files);
+  EXPECT_EQ(elsewhere.Unmount(), 0);
+}
+
+TEST_F(TierTest, RadosStoppedAndRestartedWhileTheMountKeepsTakingCheckpoints) {
+  const std::string image = Image("outage");
+  MountedStore node;
+  ASSERT_EQ(node.Format("2G"), 0);
+  ASSERT_TRUE(node.Mount(TierOptions(image))) << node.log();
+  Files files = WriteCheckpoint(node, "step1", 8 << 20, 41);
+  ASSERT_EQ(Wait(node), 0) << node.log();
+
+  ASSERT_EQ(CephCluster::Script("stop"), 0);
+  // The whole cluster is gone: checkpoints still land locally, fsync and all.
+  for (int step = 2; step <= 4; ++step) {
+    Files more = WriteCheckpoint(node, "step" + std::to_string(step), 8 << 20, 40 + step);
+    files.insert(more.begin(), more.end());
+  }
+  ExpectFiles(node, files);
+  // The drain says it is behind and why (rados_timeout=10).
+  for (int i = 0; i < 300 && TierFigure(node, "errors") == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_GT(TierFigure(node, "errors"), 0u);
+  EXPECT_LT(TierFigure(node, "drained_lsn"), TierFigure(node, "committed_lsn"));
+  EXPECT_NE(Wait(node, 2), 0) << "wait must fail with a timeout while RADOS is down";
+
+  ASSERT_EQ(CephCluster::Script("start"), 0) << "see " << CephCluster::Dir() << "/tests.log";
+  ASSERT_EQ(Wait(node, 300), 0) << node.log();
+  ASSERT_EQ(node.Unmount(), 0);
+  ASSERT_EQ(unlink(node.store().c_str()), 0);
+  MountedStore elsewhere;
+  ASSERT_TRUE(elsewhere.MountFrom(Spec(image), {"ceph_conf=" + CephCluster::Conf()})) << elsewhere.log();
+  ExpectFiles(elsewhere, files);
+  EXPECT_EQ(elsewhere.Unmount(), 0);
+}
+
+}  // namespace
+}  // namespace ckptfs::testing
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new ckptfs::testing::CephCluster);
+  return RUN_ALL_TESTS();
+}
