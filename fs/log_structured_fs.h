@@ -67,7 +67,7 @@ class LogStructuredFs : public FileSystem {
   Status Rmdir(uint64_t parent, std::string_view name) override;
   Status Rename(uint64_t parent, std::string_view name, uint64_t new_parent,
                 std::string_view new_name, uint32_t flags) override;
-  Status OpenFile(uint64_t ino) override;
+  Status OpenFile(uint64_t ino, int flags) override;
   void ReleaseFile(uint64_t ino) override;
   Result<size_t> Read(uint64_t ino, uint64_t offset, size_t size, char* buf) override;
   Status ReadInto(uint64_t ino, uint64_t offset, size_t size, ReadView* view) override;

@@ -342,7 +342,7 @@ Status LogStructuredFs::Rename(uint64_t parent, std::string_view name, uint64_t 
   return Status::Ok();
 }
 
-Status LogStructuredFs::OpenFile(uint64_t ino) {
+Status LogStructuredFs::OpenFile(uint64_t ino, int flags) {
   ReaderLock lock(journal_.mu());
   const Inode* node = journal_.ns().Find(ino);
   if (!node) return Status::NotFound("no inode " + std::to_string(ino));

@@ -138,7 +138,8 @@ class FileSystem {
                         std::string_view new_name, uint32_t flags) = 0;
 
   // Open handles keep an unlinked file's data readable until released.
-  virtual Status OpenFile(uint64_t ino) = 0;
+  // `flags` are open(2)'s.
+  virtual Status OpenFile(uint64_t ino, int flags) = 0;
   virtual void ReleaseFile(uint64_t ino) = 0;
   // Returns the bytes read (short at end of file).
   virtual Result<size_t> Read(uint64_t ino, uint64_t offset, size_t size, char* buf) = 0;
