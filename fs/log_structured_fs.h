@@ -88,7 +88,7 @@ class LogStructuredFs : public FileSystem {
   Result<struct stat> CreateNode(uint64_t parent, std::string_view name, uint32_t mode,
                                  uint32_t uid, uint32_t gid, uint64_t rdev,
                                  std::string_view target) REQUIRES(journal_.mu());
-  // Frees `node` if nothing names or references it.
+  // Frees `node` if nothing names or references it (read-only: never).
   Status FreeIfUnused(const Inode& node) REQUIRES(journal_.mu());
   // Whether `drop` clears anything of `node` (set-id bits, file capability).
   static bool NeedsSetIdDrop(const Inode& node, SetIdDrop drop);
