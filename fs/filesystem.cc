@@ -60,6 +60,8 @@ Result<std::unique_ptr<FileSystem>> FileSystem::Open(const std::string& path,
   DeviceOptions device_options;
   device_options.direct_io = options.direct_io;
   device_options.use_uring = options.use_uring;
+  // O_RDONLY and a shared lock: read-only opens exclude a read-write one.
+  device_options.read_only = options.read_only;
   CKPTFS_ASSIGN_OR_RETURN(auto device, OpenDevice(path, device_options));
   auto fs = OpenFileSystemOnDevice(std::move(device), options);
   if (!fs.ok()) return fs.status().WithContext(path);

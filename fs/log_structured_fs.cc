@@ -28,6 +28,7 @@ DataLogOptions DataLogOptionsFor(const MountOptions& options) {
   // (CompressionPipeline).
   data.memory_budget = options.memory_budget - options.memory_budget / 4;
   data.flusher_threads = options.flusher_threads;
+  data.read_only = options.read_only;
   return data;
 }
 
@@ -78,6 +79,8 @@ void LogStructuredFs::Start() {
   MutexLock lock(&lifecycle_mu_);
   if (started_ || closed_) return;
   started_ = true;
+  // A read-only store has nothing to flush, commit, clean or compress.
+  if (options_.read_only) return;
   data_.Start();
   journal_.Start();
   cleaner_.Start();
@@ -89,13 +92,15 @@ Status LogStructuredFs::Close() {
     MutexLock lock(&lifecycle_mu_);
     if (closed_) return Status::Ok();
     closed_ = true;
-    // Never started: the flushers must run for the last commit.
-    if (!started_) data_.Start();
+    // Never started: the flushers must run for the last commit (a
+    // read-only store makes none).
+    if (!started_ && !options_.read_only) data_.Start();
   }
   journal_.Stop();
   cleaner_.Stop();
   // Every acknowledged write reaches the log before the store closes.
   pipeline_.Stop();
+  // Read-only: both write nothing.
   Status s = journal_.Commit();
   Status c = data_.Close();
   return s.ok() ? c : s;
@@ -228,6 +233,7 @@ Result<size_t> LogStructuredFs::Write(uint64_t ino, uint64_t offset, const char*
 }
 
 Status LogStructuredFs::Fallocate(uint64_t ino, int mode, uint64_t offset, uint64_t length) {
+  CKPTFS_RETURN_IF_ERROR(journal_.CheckWritable());
   const bool keep_size = mode & FALLOC_FL_KEEP_SIZE;
   const bool punch = mode & FALLOC_FL_PUNCH_HOLE;
   const bool zero = mode & FALLOC_FL_ZERO_RANGE;
@@ -237,7 +243,6 @@ Status LogStructuredFs::Fallocate(uint64_t ino, int mode, uint64_t offset, uint6
   }
   if (length == 0 || offset + length < offset) return Status::Invalid("fallocate range");
   WriterLock lock(journal_.mu());
-  CKPTFS_RETURN_IF_ERROR(journal_.CheckWritable());
   const Inode* node = journal_.ns().Find(ino);
   if (!node) return Status::NotFound("no inode " + std::to_string(ino));
   if (!node->is_regular()) return Status::Invalid("fallocate of a non-regular file");
@@ -290,6 +295,7 @@ struct statvfs LogStructuredFs::StatFsFor(size_t inodes) const {
   sv.f_files = 1ull << 32;
   sv.f_ffree = sv.f_files - inodes;
   sv.f_namemax = kMaxNameLength;
+  if (options_.read_only) sv.f_flag |= ST_RDONLY;
   return sv;
 }
 
@@ -338,6 +344,7 @@ StoreStats LogStructuredFs::Stats() {
   s.compress_waits = p.waits;
   s.compress_skipped_runs = p.refused;
   s.runs_decoded = d.runs_decoded;
+  s.read_only = options_.read_only;
   return s;
 }
 

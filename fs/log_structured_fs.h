@@ -68,7 +68,7 @@ class LogStructuredFs : public FileSystem {
   Status Rmdir(uint64_t parent, std::string_view name) override;
   Status Rename(uint64_t parent, std::string_view name, uint64_t new_parent,
                 std::string_view new_name, uint32_t flags) override;
-  Status OpenFile(uint64_t ino) override;
+  Status OpenFile(uint64_t ino, int flags) override;
   void ReleaseFile(uint64_t ino) override;
   Result<size_t> Read(uint64_t ino, uint64_t offset, size_t size, char* buf) override;
   Status ReadInto(uint64_t ino, uint64_t offset, size_t size, ReadView* view) override;
@@ -90,7 +90,7 @@ class LogStructuredFs : public FileSystem {
   Result<struct stat> CreateNode(uint64_t parent, std::string_view name, uint32_t mode,
                                  uint32_t uid, uint32_t gid, uint64_t rdev,
                                  std::string_view target) REQUIRES(journal_.mu());
-  // Frees `node` if nothing names or references it.
+  // Frees `node` if nothing names or references it (read-only: never).
   Status FreeIfUnused(const Inode& node) REQUIRES(journal_.mu());
   // Whether `drop` clears anything of `node` (set-id bits, file capability).
   static bool NeedsSetIdDrop(const Inode& node, SetIdDrop drop);

@@ -1,7 +1,9 @@
 // LogStructuredFs's namespace operations: each validates its arguments
 // against the tree under the journal's namespace lock, then changes it only
-// through Journal::Apply (one record per change, in order). The data path,
-// the lifecycle and the figures are in log_structured_fs.cc.
+// through Journal::Apply (one record per change, in order). A store that
+// takes no changes (read-only, or failed) refuses each change first, before
+// looking at its arguments, as the VFS answers EROFS on a read-only mount.
+// The data path, the lifecycle and the figures are in log_structured_fs.cc.
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <spdlog/spdlog.h>
@@ -107,6 +109,8 @@ void LogStructuredFs::DropUse(uint64_t ino, Use use, uint64_t count) {
 }
 
 Status LogStructuredFs::FreeIfUnused(const Inode& node) {
+  // Read-only: an inode nothing names is left for a read-write mount.
+  if (options_.read_only) return Status::Ok();
   if (node.nlink > 0 || node.lookups.load() > 0 || node.open_handles.load() > 0 ||
       node.ino == kRootIno) {
     return Status::Ok();
@@ -122,6 +126,7 @@ Result<struct stat> LogStructuredFs::GetAttr(uint64_t ino) {
 }
 
 Result<struct stat> LogStructuredFs::SetAttr(uint64_t ino, const AttrChange& change) {
+  CKPTFS_RETURN_IF_ERROR(journal_.CheckWritable());
   WriterLock lock(journal_.mu());
   const Inode* node = journal_.ns().Find(ino);
   if (!node) return Status::NotFound("no inode " + std::to_string(ino));
@@ -222,6 +227,7 @@ Status LogStructuredFs::InheritCompression(const Inode& parent, uint64_t child) 
 
 Result<struct stat> LogStructuredFs::Create(uint64_t parent, std::string_view name, uint32_t mode,
                                             uint32_t uid, uint32_t gid) {
+  CKPTFS_RETURN_IF_ERROR(journal_.CheckWritable());
   if (S_ISDIR(mode) || S_ISLNK(mode)) return Status::Invalid("create of a directory or symlink");
   if ((mode & S_IFMT) == 0) mode |= S_IFREG;
   WriterLock lock(journal_.mu());
@@ -230,6 +236,7 @@ Result<struct stat> LogStructuredFs::Create(uint64_t parent, std::string_view na
 
 Result<struct stat> LogStructuredFs::Mknod(uint64_t parent, std::string_view name, uint32_t mode,
                                            uint64_t rdev, uint32_t uid, uint32_t gid) {
+  CKPTFS_RETURN_IF_ERROR(journal_.CheckWritable());
   const uint32_t type = mode & S_IFMT;
   if (type != S_IFREG && type != S_IFIFO && type != S_IFSOCK && type != S_IFCHR &&
       type != S_IFBLK) {
@@ -242,12 +249,14 @@ Result<struct stat> LogStructuredFs::Mknod(uint64_t parent, std::string_view nam
 
 Result<struct stat> LogStructuredFs::Mkdir(uint64_t parent, std::string_view name, uint32_t mode,
                                            uint32_t uid, uint32_t gid) {
+  CKPTFS_RETURN_IF_ERROR(journal_.CheckWritable());
   WriterLock lock(journal_.mu());
   return CreateNode(parent, name, S_IFDIR | (mode & 07777), uid, gid, 0, {});
 }
 
 Result<struct stat> LogStructuredFs::Symlink(uint64_t parent, std::string_view name,
                                              std::string_view target, uint32_t uid, uint32_t gid) {
+  CKPTFS_RETURN_IF_ERROR(journal_.CheckWritable());
   if (target.empty()) return Status::NotFound("empty symlink target");
   if (target.size() > kMaxSymlinkLength) return Status::NameTooLong("symlink target");
   WriterLock lock(journal_.mu());
@@ -256,6 +265,7 @@ Result<struct stat> LogStructuredFs::Symlink(uint64_t parent, std::string_view n
 
 Result<struct stat> LogStructuredFs::Link(uint64_t ino, uint64_t new_parent,
                                           std::string_view name) {
+  CKPTFS_RETURN_IF_ERROR(journal_.CheckWritable());
   WriterLock lock(journal_.mu());
   const Inode* node = journal_.ns().Find(ino);
   if (!node) return Status::NotFound("no inode " + std::to_string(ino));
@@ -276,6 +286,7 @@ Result<std::string> LogStructuredFs::ReadLink(uint64_t ino) {
 }
 
 Status LogStructuredFs::Unlink(uint64_t parent, std::string_view name) {
+  CKPTFS_RETURN_IF_ERROR(journal_.CheckWritable());
   WriterLock lock(journal_.mu());
   auto ino = journal_.ns().Lookup(parent, name);
   if (!ino) return Status::NotFound(std::string(name));
@@ -286,6 +297,7 @@ Status LogStructuredFs::Unlink(uint64_t parent, std::string_view name) {
 }
 
 Status LogStructuredFs::Rmdir(uint64_t parent, std::string_view name) {
+  CKPTFS_RETURN_IF_ERROR(journal_.CheckWritable());
   if (name == ".") return Status::Invalid("rmdir of .");
   WriterLock lock(journal_.mu());
   auto ino = journal_.ns().Lookup(parent, name);
@@ -299,6 +311,7 @@ Status LogStructuredFs::Rmdir(uint64_t parent, std::string_view name) {
 
 Status LogStructuredFs::Rename(uint64_t parent, std::string_view name, uint64_t new_parent,
                                std::string_view new_name, uint32_t flags) {
+  CKPTFS_RETURN_IF_ERROR(journal_.CheckWritable());
   if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) return Status::Invalid("rename flags");
   if ((flags & RENAME_NOREPLACE) && (flags & RENAME_EXCHANGE)) {
     return Status::Invalid("RENAME_NOREPLACE with RENAME_EXCHANGE");
@@ -342,7 +355,11 @@ Status LogStructuredFs::Rename(uint64_t parent, std::string_view name, uint64_t 
   return Status::Ok();
 }
 
-Status LogStructuredFs::OpenFile(uint64_t ino) {
+Status LogStructuredFs::OpenFile(uint64_t ino, int flags) {
+  // Only a read-only store refuses an open for writing: after a failure the
+  // writes themselves fail, and opens keep working for reads.
+  const bool for_writing = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
+  if (options_.read_only && for_writing) return journal_.CheckWritable();
   ReaderLock lock(journal_.mu());
   const Inode* node = journal_.ns().Find(ino);
   if (!node) return Status::NotFound("no inode " + std::to_string(ino));
@@ -377,6 +394,7 @@ Status LogStructuredFs::ReadDir(uint64_t ino, uint64_t cookie, bool plus, const 
 
 Status LogStructuredFs::SetXattr(uint64_t ino, std::string_view name, std::string_view value,
                                  int flags) {
+  CKPTFS_RETURN_IF_ERROR(journal_.CheckWritable());
   if (name.empty() || name.size() > kMaxXattrName) return Status::Range("xattr name length");
   if (value.size() > kMaxXattrValue) return Status::NoSpace("xattr value too large");
   if (name == kCompressXattr) CKPTFS_RETURN_IF_ERROR(ParseCompressionPolicy(value).status());
@@ -411,6 +429,7 @@ Result<std::string> LogStructuredFs::ListXattr(uint64_t ino) {
 }
 
 Status LogStructuredFs::RemoveXattr(uint64_t ino, std::string_view name) {
+  CKPTFS_RETURN_IF_ERROR(journal_.CheckWritable());
   WriterLock lock(journal_.mu());
   const Inode* node = journal_.ns().Find(ino);
   if (!node) return Status::NotFound("no inode " + std::to_string(ino));

@@ -26,6 +26,7 @@ inline int ToErrno(const Status& s) {
     case C::kBusy: return EBUSY;
     case C::kCorruption: return EIO;
     case C::kIOError: return EIO;
+    case C::kReadOnly: return EROFS;
   }
   return EIO;
 }

@@ -232,7 +232,7 @@ void Link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t new_parent, const char* new
 
 void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Guard(req, FuseOp::kOpen, [&] {
-    Status s = Fs(req).OpenFile(ino);
+    Status s = Fs(req).OpenFile(ino, fi->flags);
     if (!s.ok()) return ReplyStatus(req, s);
     // Only this mount changes the store, so cached pages stay valid.
     fi->keep_cache = 1;
@@ -245,7 +245,7 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fu
     const fuse_ctx* who = fuse_req_ctx(req);
     auto r = Fs(req).Create(parent, name, mode, who->uid, who->gid);
     if (!r.ok()) return ReplyStatus(req, r.status());
-    Status s = Fs(req).OpenFile(r->st_ino);
+    Status s = Fs(req).OpenFile(r->st_ino, fi->flags);
     if (!s.ok()) return ReplyStatus(req, s);
     fi->keep_cache = 1;
     fuse_entry_param e = EntryOf(req, *r);

@@ -185,7 +185,7 @@ Result<CheckReport> CheckStore(BlockDevice* device) {
     }
     if (ino == kRootIno) continue;
     if (node->nlink == 0) {
-      ++report.orphans;  // unlinked while open at a crash; mount frees it
+      ++report.orphans;  // unlinked while open at a crash; a read-write mount frees it
       continue;
     }
     uint32_t found = names.count(ino) ? names[ino] : 0;
@@ -197,8 +197,9 @@ Result<CheckReport> CheckStore(BlockDevice* device) {
     }
   }
   if (report.orphans > 0) {
-    report.warnings.push_back(std::to_string(report.orphans) +
-                              " unlinked inode(s) await freeing (the next mount frees them)");
+    report.warnings.push_back(
+        std::to_string(report.orphans) +
+        " unlinked inode(s) await freeing (the next read-write mount frees them)");
   }
   CheckRuns(device, sb, ns, replay->segments, paths, &report);
 

@@ -40,8 +40,10 @@ class BlockDevice {
 struct DeviceOptions {
   bool direct_io = true;       // O_DIRECT, falling back to buffered I/O where refused
   bool use_uring = true;       // io_uring for writes
-  bool exclusive = true;       // flock so a second mount is refused
-  bool read_only = false;
+  // flock: LOCK_EX, or LOCK_SH when read_only, so one read-write open or
+  // any number of read-only ones hold a store at a time.
+  bool exclusive = true;
+  bool read_only = false;  // O_RDONLY; never with use_uring (writes only)
   unsigned uring_queue_depth = 32;
 };
 

@@ -36,7 +36,13 @@ Result<std::unique_ptr<FileDevice>> FileDevice::Open(const std::string& path,
   if (options.exclusive && ::flock(fd, (options.read_only ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
     int err = errno;
     ::close(fd);
-    if (err == EWOULDBLOCK) return Status::Busy(path + " is in use (mounted or being checked)");
+    if (err == EWOULDBLOCK) {
+      // A shared lock is refused only by an exclusive one: a writer.
+      return Status::Busy(path + (options.read_only
+                                      ? " is in use by a writer (mounted read-write, or repaired)"
+                                      : " is in use (mounted, read-write or read-only, or being "
+                                        "checked)"));
+    }
     return Status::IOError("flock " + path, err);
   }
   struct stat st;

@@ -42,7 +42,6 @@ Status Journal::Recover() {
   if (!root || !root->is_dir()) return Status::Corruption("store has no root directory");
   log_segments_ = replay.segments;
   log_bytes_at_open_ = replay.bytes;
-  log_writer_ = MakeLogWriter(replay.end, &log_segments_);
   committed_lsn_.store(replay.end.lsn - 1);
 
   // Inodes left with no name by a crash (unlinked while open) are freed now.
@@ -50,6 +49,16 @@ Status Journal::Recover() {
   for (const auto& [ino, node] : ns_.inodes()) {
     if (node->nlink == 0 && ino != kRootIno) orphans.push_back(ino);
   }
+  if (options_.read_only) {
+    // Freeing them would take a record. No name reaches them, so they cost
+    // a read-only mount nothing but the space they hold.
+    if (!orphans.empty()) {
+      spdlog::info("read-only: left {} orphaned inode(s) for a read-write mount to free",
+                   orphans.size());
+    }
+    return Status::Ok();
+  }
+  log_writer_ = MakeLogWriter(replay.end, &log_segments_);
   for (uint64_t ino : orphans) CKPTFS_RETURN_IF_ERROR(Apply(record::FreeInode{ino}));
   if (!orphans.empty()) spdlog::info("freed {} orphaned inode(s)", orphans.size());
   return Status::Ok();
@@ -62,6 +71,7 @@ void Journal::WithCommittedLog(const CommittedLogFn& fn) {
 }
 
 void Journal::Start() {
+  if (options_.read_only) return;
   committer_.Start(std::chrono::milliseconds(options_.commit_interval_ms), [this] {
     Status s = CommitNow();
     if (!s.ok()) spdlog::error("background commit failed: {}", s.ToString());
@@ -69,6 +79,7 @@ void Journal::Start() {
 }
 
 Status Journal::CheckWritable() const {
+  if (options_.read_only) return Status::ReadOnly("store is opened read-only");
   if (failure_.failed()) {
     return Status::IOError("store is read-only after a failed commit: " +
                            failure_.Get().message());
@@ -244,6 +255,7 @@ Status Journal::CommitLocked() {
 }
 
 Status Journal::CommitNow() {
+  if (options_.read_only) return Status::Ok();
   uint64_t target;
   {
     ReaderLock lock(&mu_);
@@ -264,7 +276,8 @@ Status Journal::CommitNow() {
 
 Status Journal::Commit() {
   MutexLock commit_lock(&commit_mu_);
-  if (!log_writer_) return Status::Ok();  // Recover failed: there is no log to commit to
+  // Read-only, or Recover failed: there is no log to commit to.
+  if (!log_writer_) return Status::Ok();
   return CommitLocked();
 }
 

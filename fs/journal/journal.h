@@ -55,10 +55,11 @@ class Journal {
   Journal& operator=(const Journal&) = delete;
 
   // Replays the log into the namespace and frees the inodes a crash left
-  // with no name. Called once, before anything else.
+  // with no name (read-only: leaves them; nothing can reach them). Called
+  // once, before anything else.
   Status Recover() EXCLUDES(commit_mu_, mu_);
   // Starts the committer thread: a commit every commit_interval, and when
-  // the pending records pass a few MiB.
+  // the pending records pass a few MiB. Read-only: starts nothing.
   void Start();
   // Stops the committer thread (commits nothing: Commit does).
   void Stop() { committer_.Stop(); }
@@ -84,11 +85,13 @@ class Journal {
 
   // Commits what is pending unless a commit already covered it (group
   // commit). Does not wait for compressors: fsync does that first.
+  // Read-only: nothing is ever pending, and both return OK at once.
   Status CommitNow() EXCLUDES(commit_mu_, mu_);
   // Commits whatever is pending (unmount).
   Status Commit() EXCLUDES(commit_mu_, mu_);
 
-  // The store takes no more changes after its first failure.
+  // ReadOnly on a store opened read-only; the first failure's IOError once
+  // the store takes no more changes after it; else OK.
   Status CheckWritable() const;
   // Records `s` as the store's failure (if it is the first) and returns it.
   Status Fail(const Status& s);
@@ -130,6 +133,7 @@ class Journal {
 
   Mutex commit_mu_ ACQUIRED_BEFORE(mu_);
   Superblock head_sb_ GUARDED_BY(commit_mu_);  // as last written (log head, generation)
+  // Null when read-only (or when Recover failed): there is no log to write.
   std::unique_ptr<LogWriter> log_writer_ GUARDED_BY(commit_mu_);
   std::vector<uint32_t> log_segments_ GUARDED_BY(commit_mu_);  // the chain, head first
   uint64_t log_bytes_at_open_ GUARDED_BY(commit_mu_) = 0;  // chain bytes before log_writer_

@@ -33,6 +33,7 @@ DataLog::DataLog(BlockDevice* device, const Superblock& sb, SegmentTable* segmen
       segments_(segments),
       max_buffers_(std::max<size_t>(2, options.memory_budget / sb.segment_size)),
       flusher_count_(std::max(1u, options.flusher_threads)),
+      read_only_(options.read_only),
       read_cache_(options.read_cache_bytes) {}
 
 DataLog::~DataLog() { (void)Close(); }
@@ -49,6 +50,7 @@ Result<DataLog::Ticket> DataLog::Append(const void* data, size_t len, Stream str
   const Requester who = stream == Stream::kCleaner ? Requester::kCleaner
                         : placing_pending          ? Requester::kCompressor
                                                    : Requester::kUser;
+  if (read_only_) return Status::ReadOnly("data log opened read-only");
   const uint64_t stored = AlignUp(len, kBlockSize);
   if (len == 0 || stored > sb_.segment_size) {
     return Status::Invalid("append of " + std::to_string(len) + " bytes");
@@ -275,6 +277,7 @@ Status DataLog::ReadStored(const PhysicalExtent& extent, std::string* out) {
 }
 
 Status DataLog::Sync() {
+  if (read_only_) return Status::Ok();  // nothing was appended
   std::vector<std::shared_ptr<Buffer>> sealed;
   std::vector<std::pair<std::shared_ptr<Buffer>, uint64_t>> open;  // buffer, end
   {
@@ -328,6 +331,7 @@ Status DataLog::Close() {
     MutexLock lock(&mu_);
     if (!io_error_.ok()) return io_error_;
   }
+  if (read_only_) return Status::Ok();  // nothing was appended
   return device_->Flush();
 }
 

@@ -42,6 +42,8 @@ struct DataLogOptions {
   uint64_t memory_budget = 512ull << 20;  // bytes of segment buffers
   unsigned flusher_threads = 2;
   uint64_t read_cache_bytes = 64ull << 20;  // verified runs kept for piecewise reads
+  // Reads only: Append refuses (ReadOnly), and Sync and Close touch nothing.
+  bool read_only = false;
 };
 
 struct DataLogStats {
@@ -104,7 +106,7 @@ class DataLog {
   // Copies data[0, len) into the log; len must be at most segment_size.
   // `coding` says what the bytes are (already encoded by the caller).
   // NoSpace when no segment can be allocated; IOError after a failed device
-  // write (the log then refuses further appends).
+  // write (the log then refuses further appends); ReadOnly when read-only.
   // `placing_pending` says the caller is a compressor placing a write that
   // space was promised to (SegmentTable::ReservePending).
   Result<Ticket> Append(const void* data, size_t len, Stream stream = Stream::kUser,
@@ -122,6 +124,7 @@ class DataLog {
   Status ReadStored(const PhysicalExtent& extent, std::string* out);
 
   // Makes every append whose ticket is done durable on the device.
+  // Read-only: there are none, and it does not flush.
   Status Sync();
 
   // Seals the stream's open buffer, so its segment is written whole and
@@ -129,6 +132,7 @@ class DataLog {
   void SealOpen(Stream stream);
 
   // Seals and writes everything, stops the flushers. Idempotent.
+  // Read-only: stops them without a flush.
   Status Close();
 
   DataLogStats stats() const;
@@ -170,6 +174,7 @@ class DataLog {
   SegmentTable* const segments_;
   const size_t max_buffers_;
   const unsigned flusher_count_;
+  const bool read_only_;
 
   // Taken before the segment table's lock (allocation, Deactivate) and the
   // run cache's; never held across device I/O.

@@ -33,6 +33,7 @@ std::string Status::ToString() const {
     case Code::kBusy: name = "Busy"; break;
     case Code::kCorruption: name = "Corruption"; break;
     case Code::kIOError: name = "I/O error"; break;
+    case Code::kReadOnly: name = "Read-only"; break;
   }
   return std::string(name) + ": " + message_;
 }

@@ -91,6 +91,7 @@ struct StoreStats {
   // A sparse store file larger than the free space under it: the bytes
   // of it that cannot be written now (0 for a preallocated store).
   uint64_t backing_shortfall_bytes = 0;
+  bool read_only = false;  // opened with MountOptions::read_only
 };
 
 class FileSystem {
@@ -102,6 +103,9 @@ class FileSystem {
 
   // Opens a store formatted by Format, replaying its metadata log. The
   // background threads start with Start(), so a daemon can fork in between.
+  // With options.read_only the store is opened read-only and never written
+  // (see MountOptions::read_only): every change below then fails with
+  // Status::ReadOnly, and Sync and Close succeed having written nothing.
   static Result<std::unique_ptr<FileSystem>> Open(const std::string& path,
                                                   const MountOptions& options);
   // Formats `path` (see FormatOptions).
@@ -139,7 +143,9 @@ class FileSystem {
                         std::string_view new_name, uint32_t flags) = 0;
 
   // Open handles keep an unlinked file's data readable until released.
-  virtual Status OpenFile(uint64_t ino) = 0;
+  // `flags` are open(2)'s: on a read-only store an open for writing
+  // (O_WRONLY, O_RDWR or O_TRUNC) fails with Status::ReadOnly.
+  virtual Status OpenFile(uint64_t ino, int flags) = 0;
   virtual void ReleaseFile(uint64_t ino) = 0;
   // Returns the bytes read (short at end of file).
   virtual Result<size_t> Read(uint64_t ino, uint64_t offset, size_t size, char* buf) = 0;

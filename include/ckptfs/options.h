@@ -53,6 +53,14 @@ struct MountOptions {
   // commit needs (a tier that drains the store sets it). Costs a short lock
   // per device write.
   bool track_committed_images = false;
+  // Serve the store without writing a byte to it. The device is opened
+  // read-only under a shared lock, so any number of read-only opens may
+  // share a store but none may share it with a read-write one (a writer
+  // reuses segments a reader may still be reading). The log is replayed,
+  // then nothing is committed, cleaned, compressed, compacted or freed:
+  // inodes a crash left with no name stay until a read-write mount frees
+  // them. Every change fails with Status::ReadOnly (EROFS at the mount).
+  bool read_only = false;
 };
 
 }  // namespace ckptfs

@@ -33,6 +33,7 @@ class [[nodiscard]] Status {
     kBusy,           // EBUSY: e.g. store already mounted
     kCorruption,     // EIO: checksum or structure mismatch, data not trusted
     kIOError,        // EIO: the device failed
+    kReadOnly,       // EROFS: a change asked of a store opened read-only
   };
 
   Status() = default;
@@ -54,6 +55,7 @@ class [[nodiscard]] Status {
   // `context` names what was being done (a path, an offset); `err` is an errno.
   static Status IOError(std::string_view context, int err);
   static Status IOError(std::string_view msg) { return {Code::kIOError, msg}; }
+  static Status ReadOnly(std::string_view msg) { return {Code::kReadOnly, msg}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
@@ -62,6 +64,7 @@ class [[nodiscard]] Status {
   bool IsCorruption() const { return code_ == Code::kCorruption; }
   bool IsIOError() const { return code_ == Code::kIOError; }
   bool IsBusy() const { return code_ == Code::kBusy; }
+  bool IsReadOnly() const { return code_ == Code::kReadOnly; }
   const std::string& message() const { return message_; }
   // "Corruption: <message>", for logs and error output.
   std::string ToString() const;

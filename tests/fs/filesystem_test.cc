@@ -2,6 +2,7 @@
 // space reuse, without FUSE in the way.
 #include "ckptfs/filesystem.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
@@ -126,7 +127,7 @@ TEST_F(FileSystemTest, UnlinkedOpenFileStaysReadableUntilReleased) {
   Mount();
   std::string data = Random(100000, 2);
   uint64_t ino = MakeFile("f", data);
-  ASSERT_TRUE(fs_->OpenFile(ino).ok());
+  ASSERT_TRUE(fs_->OpenFile(ino, O_RDWR).ok());
   fs_->Forget(ino, 1);  // the kernel's lookup from Create
   ASSERT_TRUE(fs_->Unlink(1, "f").ok());
   EXPECT_TRUE(fs_->Lookup(1, "f").status().IsNotFound());
