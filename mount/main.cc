@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include <climits>
+#include <cstdlib>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -25,6 +26,8 @@
 #include "mountinfo.h"
 #include "read_ahead.h"
 #include "store_holder.h"
+#include "open_device.h"
+#include "rados_image_device.h"
 #include "tier_attachment.h"
 #include "util/busy_retry.h"
 
@@ -93,8 +96,33 @@ std::string MountSource(const std::string& store) {
 // Opens the store. One that is locked is refused at once if it is mounted,
 // and otherwise waited for: the previous daemon is still flushing it after
 // `fusermount3 -u`, which returns before the flush ends.
+// The RADOS target of a `rados:POOL/NAME` source or of -o tier=, with the
+// cluster options of the command line.
+ckptfs::Result<ckptfs::RadosTarget> RadosTargetOf(const std::string& spec, const ckptfs::MountConfig& config) {
+  CKPTFS_ASSIGN_OR_RETURN(ckptfs::RadosTarget target, ckptfs::ParseRadosSpec(spec));
+  target.ceph_conf = config.ceph_conf;
+  target.ceph_id = config.ceph_id;
+  target.timeout_seconds = config.rados_timeout_seconds;
+  return target;
+}
+
+// A drained image, mounted read-only from RADOS on any node.
+ckptfs::Result<std::unique_ptr<ckptfs::FileSystem>> OpenRadosImage(const ckptfs::MountConfig& config) {
+  CKPTFS_ASSIGN_OR_RETURN(ckptfs::RadosTarget target, RadosTargetOf(config.store_path, config));
+  CKPTFS_ASSIGN_OR_RETURN(auto image, ckptfs::RadosImage::Open(target));
+  CKPTFS_ASSIGN_OR_RETURN(auto device, ckptfs::RadosImageDevice::Open(std::move(image)));
+  spdlog::info("{}: image of commit {} ({} bytes in {} segments)", config.store_path,
+               device->manifest().commit_lsn, device->manifest().StoredBytes(),
+               device->manifest().segments.size());
+  ckptfs::MountOptions options = config.mount;
+  options.read_only = true;
+  options.direct_io = false;
+  return ckptfs::OpenFileSystemOnDevice(std::move(device), options);
+}
+
 ckptfs::Result<std::unique_ptr<ckptfs::FileSystem>> OpenStore(const ckptfs::MountConfig& config) {
   const std::string& store = config.store_path;
+  if (ckptfs::IsRadosSpec(store)) return OpenRadosImage(config);
   return ckptfs::RetryWhileBusy(
       [&] { return ckptfs::FileSystem::Open(store, config.mount); },
       std::chrono::duration<double>(config.busy_wait_seconds),
@@ -175,10 +203,12 @@ int main(int argc, char* argv[]) {
 
   std::unique_ptr<ckptfs::TierAttachment> tier;
   if (!config.tier.empty()) {
-    auto target = ckptfs::ParseRadosSpec(config.tier);  // checked by ParseMountConfig
-    target->ceph_conf = config.ceph_conf;
-    target->ceph_id = config.ceph_id;
-    target->timeout_seconds = config.rados_timeout_seconds;
+    auto target = RadosTargetOf(config.tier, config);  // checked by ParseMountConfig
+    if (ckptfs::IsRadosSpec(config.store_path)) {
+      std::fprintf(stderr, "ckptfs: %s is mounted read-only from RADOS; it cannot drain anywhere (-o tier=)\n",
+                   config.store_path.c_str());
+      return 2;
+    }
     auto checked = ckptfs::TierAttachment::Check(*target, fs.get());
     if (!checked.ok()) {
       std::fprintf(stderr, "ckptfs: cannot drain %s to %s: %s\n", config.store_path.c_str(),
@@ -192,6 +222,9 @@ int main(int argc, char* argv[]) {
   fuse_opt_add_arg(&args, "-odefault_permissions");
   fuse_opt_add_arg(&args, fsname.c_str());
   fuse_opt_add_arg(&args, "-osubtype=ckptfs");
+  // A RADOS image has one writer, its node's daemon: a mount of it
+  // elsewhere is read-only, in the kernel too.
+  if (ckptfs::IsRadosSpec(config.store_path)) fuse_opt_add_arg(&args, "-oro");
 
   ckptfs::FuseContext ctx(fs.get(), config.fuse);
   if (tier) ctx.tier_stats = [&tier] { return tier->Stats(); };
@@ -219,6 +252,19 @@ int main(int argc, char* argv[]) {
         if (!ra.ok()) spdlog::warn("readahead stays at the kernel default: {}", ra.ToString());
       }
       fuse_daemonize(opts.foreground);
+      if (!opts.foreground && ckptfs::IsRadosSpec(config.store_path)) {
+        // librados' threads did not survive the fork: open the image again.
+        // The copy from before the fork cannot even be destroyed here (its
+        // destructor would wait for those threads), so it is let go.
+        (void)fs.release();
+        auto again = OpenStore(config);
+        if (!again.ok()) {
+          spdlog::error("reopening {} after daemonizing: {}", config.store_path, again.status().ToString());
+          std::_Exit(1);
+        }
+        fs = std::move(again).value();
+        ctx.fs = fs.get();
+      }
       fs->Start();
       spdlog::info("mounted {} on {}", config.store_path, opts.mountpoint);
       if (tier) {
