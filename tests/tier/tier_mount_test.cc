@@ -81,6 +81,11 @@ TEST_F(TierTest, DrainWaitThenTheStoreIsLostAndTheImageMountsFromRados) {
     ASSERT_EQ(unlink(node.store().c_str()), 0);
   }
   EXPECT_EQ(MountedStore::Run(Tool() + " status " + Spec(image) + " --ceph-conf " + CephCluster::Conf()), 0);
+  // fsck reads the image as the device it describes: every checksum verified.
+  CommandOutput fsck = Capture(MountedStore::BinDir() + "/ckptfs-fsck " + Spec(image) + " --ceph-conf " +
+                               CephCluster::Conf());
+  EXPECT_EQ(fsck.rc, 0) << fsck.out;
+  EXPECT_NE(fsck.out.find("clean"), std::string::npos) << fsck.out;
   MountedStore elsewhere;
   ASSERT_TRUE(elsewhere.MountFrom(Spec(image), {"ceph_conf=" + CephCluster::Conf()})) << elsewhere.log();
   ExpectFiles(elsewhere, files);

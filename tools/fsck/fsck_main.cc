@@ -9,6 +9,8 @@
 #include "ckptfs/version.h"
 #include "common/command_line.h"
 #include "io/block_device.h"
+#include "rados_image_device.h"
+#include "rados_target.h"
 #include "util/busy_retry.h"
 #include <spdlog/spdlog.h>
 
@@ -18,7 +20,18 @@ constexpr int kClean = 0, kCorrected = 1, kUncorrected = 4, kOperational = 8, kU
 
 // fusermount3 -u returns before the daemon has flushed and let go of the
 // store, so a store that is busy is waited for, up to `wait_seconds`.
-ckptfs::Result<ckptfs::CheckReport> Check(const std::string& path, double wait_seconds) {
+// A drained image in RADOS, checked as the device it describes.
+ckptfs::Result<ckptfs::CheckReport> CheckImage(const std::string& spec, const std::string& ceph_conf) {
+  CKPTFS_ASSIGN_OR_RETURN(ckptfs::RadosTarget target, ckptfs::ParseRadosSpec(spec));
+  target.ceph_conf = ceph_conf;
+  CKPTFS_ASSIGN_OR_RETURN(auto image, ckptfs::RadosImage::Open(target));
+  CKPTFS_ASSIGN_OR_RETURN(auto device, ckptfs::RadosImageDevice::Open(std::move(image)));
+  return ckptfs::CheckStore(device.get());
+}
+
+ckptfs::Result<ckptfs::CheckReport> Check(const std::string& path, double wait_seconds,
+                                          const std::string& ceph_conf) {
+  if (ckptfs::IsRadosSpec(path)) return CheckImage(path, ceph_conf);
   ckptfs::DeviceOptions options;
   options.read_only = true;  // a shared lock: refused while the store is mounted
   options.use_uring = false;
@@ -68,12 +81,20 @@ int main(int argc, char** argv) {
                  "seconds for it (default 10)")
       ->type_name("S")
       ->check(ckptfs::tools::Seconds(/*zero_ok=*/true));
-  app.add_option("PATH", path, "the store: a file or block device")->required();
+  std::string ceph_conf;
+  app.add_option("--ceph-conf", ceph_conf, "for rados:POOL/NAME: the cluster's ceph.conf (default $CEPH_CONF)");
+  app.add_option("PATH", path, "the store: a file or block device, or a drained image, rados:POOL/NAME")
+      ->required();
   app.set_version_flag("-V,--version", std::string("ckptfs-fsck ") + CKPTFS_VERSION + " (format v1)");
   app.footer("Exit: 0 clean, 1 errors corrected, 4 errors left, 8 could not check, 16 usage.");
   if (auto code = ckptfs::tools::ParseCommandLine(app, argc, argv, kUsage)) return *code;
   spdlog::set_level(spdlog::level::warn);  // the core's mount chatter is not fsck's report
-  auto report = Check(path, wait_seconds);
+  if (repair && ckptfs::IsRadosSpec(path)) {
+    std::fprintf(stderr, "ckptfs-fsck: %s: an image in RADOS is not repaired in place; repair the store "
+                         "it drains from, whose next drain replaces it\n", path.c_str());
+    return kUsage;
+  }
+  auto report = Check(path, wait_seconds, ceph_conf);
   if (!report.ok()) {
     std::fprintf(stderr, "ckptfs-fsck: %s: %s\n", path.c_str(), report.status().ToString().c_str());
     return kOperational;
@@ -94,7 +115,7 @@ int main(int argc, char** argv) {
     return kUncorrected;
   }
   for (const auto& line : *repaired) std::printf("repaired: %s\n", line.c_str());
-  auto after = Check(path, wait_seconds);
+  auto after = Check(path, wait_seconds, ceph_conf);
   if (!after.ok()) {
     std::fprintf(stderr, "ckptfs-fsck: re-check: %s\n", after.status().ToString().c_str());
     return kOperational;
