@@ -304,8 +304,8 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, const CommittedImag
   Status failed;
   std::map<uint32_t, uint64_t> incarnation;
   for (const SegmentImage& s : image.segments) incarnation[s.segment] = s.incarnation;
-
-  auto complete_oldest = [&]() {
+  // Waits for the oldest write; a chunk that arrived is the image's from now on.
+  auto complete_oldest = [&]() REQUIRES(cycle_mu_) {
     InFlight f = std::move(in_flight.front());
     in_flight.pop_front();
     auto written = f.op->Wait();
