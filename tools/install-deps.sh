@@ -6,6 +6,7 @@ packages=(
   fuse3 libfuse3-dev liburing-dev libzstd-dev libspdlog-dev libgtest-dev libisal-dev
   nlohmann-json3-dev libcli11-dev
   fio strace rsync attr python3-torch python3-numpy python3-matplotlib
+  ceph-mon ceph-mgr ceph-osd ceph-common librados-dev libradospp-dev
 )
 missing=()
 for p in "${packages[@]}"; do
