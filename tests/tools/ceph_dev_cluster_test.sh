@@ -2,7 +2,8 @@
 # Test of tools/ceph-dev-cluster on a real 1-OSD cluster: start it in a new
 # directory, write and read an object through rados, stop it and check by pid
 # that no daemon of that directory is left, start it again on its data and
-# read the object back, kill the OSD and start it again, stop, destroy. Exit 77
+# read the object back, kill the OSD and start it again, stop, destroy (the
+# directory too, which holds a caller's log beside the cluster). Exit 77
 # (skipped) where Ceph is not installed (tools/install-deps.sh installs it).
 # usage: ceph_dev_cluster_test.sh [SCRIPT] (default: tools/ceph-dev-cluster of this tree)
 set -uo pipefail
@@ -70,8 +71,11 @@ check_running() {
 }
 
 echo "== start a new 1-OSD cluster in $dir"
+# A caller's log may share the directory (the tier tests keep theirs there).
+"$script" status "$dir" >/dev/null 2>&1 && fail "status of an empty directory exits 0"
 t0=$EPOCHREALTIME
-"$script" start "$dir" || { fail "start"; exit 1; }
+"$script" start "$dir" >>"$dir/caller.log" || { fail "start"; exit 1; }
+grep -q "^CEPH_CONF=" "$dir/caller.log" || fail "start printed no CEPH_CONF= line"
 echo "started in $(elapsed "$t0") s"
 check_running "after start"
 grep -q '^\[client\]' "$CEPH_CONF" || fail "no [client] section in ceph.conf"
@@ -121,6 +125,7 @@ pids=$(daemon_pids)
 # shellcheck disable=SC2086
 check_stopped "after the last stop" $pids
 if [[ $status == 0 ]]; then
+  rm -f "$obj" "$dir/obj.out" # destroy removes a directory that holds no more than the cluster and logs
   "$script" destroy "$dir" || fail "destroy"
   [[ ! -e $dir ]] || fail "$dir is still there after destroy"
 fi
