@@ -1,20 +1,86 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds, runs every test (then the clang lock check
-# and the sanitized runs), and fails if any ckptfs mount is left behind. This is what CI runs (.ci/run).
+# Installs dependencies, builds, starts one Ceph test cluster for the whole run
+# (tools/ceph-dev-cluster: 3 OSDs, pool ckptfs of size 2, in a new directory
+# under /var/tmp that the tests find in CKPTFS_CEPH_DIR), runs every test (then
+# the clang lock check and the sanitized runs), and on every way out stops the
+# cluster and fails if any ckptfs mount or Ceph daemon is left behind. This is
+# what CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install-deps.sh
 bash tools/build.sh
 ckptfs_mounts() { grep -E ' fuse\.ckptfs ' /proc/mounts | awk '{print $2}' | sort || true; }
+# ceph_daemons: "PID COMMAND LINE" of each live ceph-mon, ceph-mgr and ceph-osd (zombies are gone already).
+ceph_daemons() {
+  ps -eo pid=,stat=,comm=,args= | awk '$2 !~ /^Z/ && $3 ~ /^ceph-(mon|mgr|osd)$/ { $2 = $3 = ""; print }' |
+    tr -s ' ' | sort || true
+}
+# shellcheck disable=SC2317  # end_daemons and finish run from the EXIT trap
+# end_daemons LINES: ends each daemon of LINES (from ceph_daemons) that still
+# runs as such, by its pid: SIGTERM, and SIGKILL 10 s later.
+end_daemons() {
+  local sig pid i alive
+  for sig in TERM KILL; do
+    for i in $(seq 100); do
+      alive=$(comm -12 <(echo "$1") <(ceph_daemons))
+      [ -n "$alive" ] || return 0
+      if [ "$i" -eq 1 ]; then
+        for pid in $(awk '{print $1}' <<<"$alive"); do kill -s "$sig" "$pid" 2>/dev/null; done
+      fi
+      sleep 0.1
+    done
+  done
+  echo "run-tests: still running after SIGKILL: $alive" >&2
+}
 before=$(ckptfs_mounts)
+ceph_before=$(ceph_daemons)
+ceph_dir=''
+
+# shellcheck disable=SC2317
+# finish: the EXIT trap: stops the Ceph cluster, then fails the run for what
+# the tests (or the cluster) left behind, and ends it: ckptfs mounts are
+# detached, Ceph daemons that were not running before are ended by pid.
+finish() {
+  local status=$? leftover
+  set +e
+  if [ -n "$ceph_dir" ]; then
+    if ! tools/ceph-dev-cluster stop "$ceph_dir"; then
+      echo "run-tests: the Ceph test cluster in $ceph_dir did not stop" >&2
+      status=1
+    fi
+  fi
+  leftover=$(comm -13 <(echo "$before") <(ckptfs_mounts) | grep . || true)
+  if [ -n "$leftover" ]; then
+    echo "run-tests: tests left ckptfs mounts behind: $leftover" >&2
+    for m in $leftover; do fusermount3 -u -z "$m" || true; done
+    status=1
+  fi
+  leftover=$(comm -13 <(echo "$ceph_before") <(ceph_daemons) | grep . || true)
+  if [ -n "$leftover" ]; then
+    echo "run-tests: Ceph daemons left behind:" >&2
+    echo "$leftover" >&2
+    end_daemons "$leftover"
+    status=1
+  fi
+  if [ -n "$ceph_dir" ]; then
+    if [ "$status" -eq 0 ]; then
+      rm -rf -- "$ceph_dir"
+    else
+      echo "run-tests: the Ceph test cluster's data and logs stay in $ceph_dir" >&2
+    fi
+  fi
+  exit "$status"
+}
+trap finish EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
 status=0
+ceph_dir=$(mktemp -d /var/tmp/ckptfs-ci-ceph.XXXXXX)
+tools/ceph-dev-cluster start "$ceph_dir" --osds 3 >/dev/null
+export CKPTFS_CEPH_DIR=$ceph_dir
 (cd build && ctest --output-on-failure --timeout 600) || status=$?
 # Clang's lock analysis and the sanitized runs (tools/run-sanitized-tests.sh).
 bash tools/run-sanitized-tests.sh || status=$?
-leftover=$(comm -13 <(echo "$before") <(ckptfs_mounts) | grep . || true)
-if [ -n "$leftover" ]; then
-  echo "run-tests: tests left ckptfs mounts behind: $leftover" >&2
-  for m in $leftover; do fusermount3 -u -z "$m" || true; done
-  status=1
-fi
 exit $status
