@@ -93,6 +93,26 @@ std::string MountSource(const std::string& store) {
   return std::string("ckptfs:") + (realpath(store.c_str(), resolved) ? resolved : store.c_str());
 }
 
+// Why a mount (read-only if `read_only`) cannot share `store` with the
+// mount of it that is up. A store has one writer or any number of readers:
+// a writer reuses the segments a reader of an older state would read.
+ckptfs::Status RefuseBeside(const std::string& store, bool read_only,
+                            const ckptfs::SourceMount& up) {
+  if (!read_only && up.read_only) {
+    return ckptfs::Status::Busy(store + " is mounted read-only on " + up.point +
+                                "; a read-write mount needs the store to itself (one writer, or "
+                                "any number of read-only mounts): unmount the read-only mounts "
+                                "first");
+  }
+  if (read_only && !up.read_only) {
+    return ckptfs::Status::Busy(store + " is mounted read-write on " + up.point +
+                                "; a read-only mount cannot share a store with a writer, which "
+                                "reuses the space readers read from (one writer, or any number "
+                                "of read-only mounts)");
+  }
+  return ckptfs::Status::Busy(store + " is in use: mounted on " + up.point);
+}
+
 // Opens the store. One that is locked is refused at once if it is mounted,
 // and otherwise waited for: the previous daemon is still flushing it after
 // `fusermount3 -u`, which returns before the flush ends.
@@ -127,8 +147,8 @@ ckptfs::Result<std::unique_ptr<ckptfs::FileSystem>> OpenStore(const ckptfs::Moun
       [&] { return ckptfs::FileSystem::Open(store, config.mount); },
       std::chrono::duration<double>(config.busy_wait_seconds),
       [&](const ckptfs::Status& busy) {
-        if (auto at = ckptfs::MountPointOfSource(MountSource(store))) {
-          return ckptfs::Status::Busy(store + " is in use: mounted on " + *at);
+        if (auto up = ckptfs::MountOfSource(MountSource(store))) {
+          return RefuseBeside(store, config.mount.read_only, *up);
         }
         const auto holder = ckptfs::FlockHolder(store);
         std::fprintf(stderr,
@@ -193,7 +213,8 @@ int main(int argc, char* argv[]) {
     return 1;
   }
   std::unique_ptr<ckptfs::FileSystem> fs = std::move(opened).value();
-  if (const uint64_t shortfall = fs->Stats().backing_shortfall_bytes; shortfall > 0) {
+  const uint64_t shortfall = fs->Stats().backing_shortfall_bytes;
+  if (shortfall > 0 && !config.mount.read_only) {
     std::fprintf(stderr,
                  "ckptfs: warning: %s is a sparse file %.1f GiB larger than the free space left "
                  "under it; writes past that fail with ENOSPC (df on the mount counts only what "
@@ -204,11 +225,6 @@ int main(int argc, char* argv[]) {
   std::unique_ptr<ckptfs::TierAttachment> tier;
   if (!config.tier.empty()) {
     auto target = RadosTargetOf(config.tier, config);  // checked by ParseMountConfig
-    if (ckptfs::IsRadosSpec(config.store_path)) {
-      std::fprintf(stderr, "ckptfs: %s is mounted read-only from RADOS; it cannot drain anywhere (-o tier=)\n",
-                   config.store_path.c_str());
-      return 2;
-    }
     auto checked = ckptfs::TierAttachment::Check(*target, fs.get());
     if (!checked.ok()) {
       std::fprintf(stderr, "ckptfs: cannot drain %s to %s: %s\n", config.store_path.c_str(),
@@ -266,7 +282,8 @@ int main(int argc, char* argv[]) {
         ctx.fs = fs.get();
       }
       fs->Start();
-      spdlog::info("mounted {} on {}", config.store_path, opts.mountpoint);
+      spdlog::info("mounted {} on {}{}", config.store_path, opts.mountpoint,
+                   config.mount.read_only ? " read-only" : "");
       if (tier) {
         // The store serves either way; what did not reach RADOS now is sent
         // by the next mount.
@@ -304,7 +321,7 @@ int main(int argc, char* argv[]) {
     spdlog::error("flushing the store failed: {}", closed.ToString());
     return 1;
   }
-  spdlog::info("store flushed, exiting");
+  spdlog::info("{}", config.mount.read_only ? "store closed, exiting" : "store flushed, exiting");
   // libfuse reports the signal that ended the loop; a stop by SIGTERM,
   // SIGINT or SIGHUP after a complete flush is a clean exit.
   const bool stopped_by_signal = loop_rc == SIGTERM || loop_rc == SIGINT || loop_rc == SIGHUP;

@@ -37,9 +37,14 @@ struct RawOptions {
   char* unmount_drain = nullptr;
   int no_writeback_cache = 0;
   int nonempty = 0;
+  int read_only = 0;  // the last of ro and rw
   int positional = 0;
   char* store = nullptr;
 };
+
+// ro and rw are seen here and still handed on: libfuse mounts with
+// MS_RDONLY for ro, so the kernel refuses writes before they reach the daemon.
+enum Key { kKeyReadOnly = 1, kKeyReadWrite };
 
 #define CKPTFS_OPT(t, p) {t, offsetof(RawOptions, p), 1}
 const fuse_opt kOptionSpecs[] = {
@@ -64,6 +69,8 @@ const fuse_opt kOptionSpecs[] = {
     CKPTFS_OPT("unmount_drain=%s", unmount_drain),
     CKPTFS_OPT("no_writeback_cache", no_writeback_cache),
     CKPTFS_OPT("nonempty", nonempty),
+    FUSE_OPT_KEY("ro", kKeyReadOnly),
+    FUSE_OPT_KEY("rw", kKeyReadWrite),
     // fstab lines carry atime policies; ckptfs never updates atime on read,
     // so every policy is satisfied and the option is dropped.
     FUSE_OPT_KEY("relatime", FUSE_OPT_KEY_DISCARD),
@@ -81,9 +88,13 @@ const fuse_opt kOptionSpecs[] = {
 #undef CKPTFS_OPT
 
 // The first positional argument is the store; the second (the mountpoint)
-// stays for fuse_parse_cmdline.
+// stays for fuse_parse_cmdline. ro and rw are noted and kept for libfuse.
 int KeepMountpoint(void* data, const char* arg, int key, fuse_args*) {
   auto* raw = static_cast<RawOptions*>(data);
+  if (key == kKeyReadOnly || key == kKeyReadWrite) {
+    raw->read_only = key == kKeyReadOnly;
+    return 1;
+  }
   if (key != FUSE_OPT_KEY_NONOPT) return 1;
   if (raw->positional++ == 0) {
     raw->store = strdup(arg);
@@ -234,6 +245,13 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
   });
   config->fuse.writeback_cache = !raw.no_writeback_cache;
   config->allow_nonempty = raw.nonempty;
+  // An image in RADOS is written only by its node's daemon: mounted
+  // anywhere else it is read-only, asked or not.
+  config->mount.read_only = raw.read_only || IsRadosSpec(config->store_path);
+  if (status.ok() && config->mount.read_only && !config->tier.empty()) {
+    status = Status::Invalid("option tier=" + config->tier + " drains what the mount commits; a read-only mount "
+                             "commits nothing");
+  }
   return status;
 }
 
@@ -257,6 +275,8 @@ const char* MountOptionsHelp() {
          "    -o log_level=LEVEL     trace, debug, info, warn, error, critical, off\n"
          "    -o log_file=PATH       log here instead of stderr/syslog\n"
          "    -o nonempty            allow mounting over a non-empty directory\n"
+         "    -o ro                  read-only: nothing is written to the store; any number\n"
+         "                           of read-only mounts may share it, a read-write one may not\n"
          "    -o wait=S              if the store is still held by a daemon flushing it after\n"
          "                           an unmount, wait up to S seconds for it (default 60)\n"
          "    -o tier=rados:POOL/NAME  drain every commit to that RADOS image in the\n"

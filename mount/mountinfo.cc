@@ -1,4 +1,4 @@
-// MountDeviceAt and MountPointOfSource: lines of /proc/self/mountinfo, as
+// MountDeviceAt and MountOfSource: lines of /proc/self/mountinfo, as
 // "ID PARENT MAJ:MIN ROOT POINT OPTIONS [TAGS...] - FSTYPE SOURCE SUPEROPTIONS".
 #include "mountinfo.h"
 
@@ -41,18 +41,21 @@ std::optional<std::string> MountDeviceAt(const std::string& path) {
   return device;
 }
 
-std::optional<std::string> MountPointOfSource(const std::string& source) {
+std::optional<SourceMount> MountOfSource(const std::string& source) {
   std::ifstream in("/proc/self/mountinfo");
   std::string line;
   while (std::getline(in, line)) {
     std::istringstream fields(line);
-    std::string id, parent, dev, root, point, word;
-    fields >> id >> parent >> dev >> root >> point;
+    std::string id, parent, dev, root, point, options, word;
+    fields >> id >> parent >> dev >> root >> point >> options;
     while (fields >> word && word != "-") {
     }
     std::string fstype, mounted_source;
     fields >> fstype >> mounted_source;
-    if (Unescape(mounted_source) == source) return Unescape(point);
+    if (Unescape(mounted_source) == source) {
+      // The per-mount options start with "ro" or "rw".
+      return SourceMount{Unescape(point), options == "ro" || options.rfind("ro,", 0) == 0};
+    }
   }
   return std::nullopt;
 }

@@ -11,7 +11,11 @@ namespace ckptfs {
 // (resolved with realpath), or nothing if no mount sits exactly there.
 std::optional<std::string> MountDeviceAt(const std::string& path);
 
-// The mount point of a mount whose source (fsname) is `source`, if any.
-std::optional<std::string> MountPointOfSource(const std::string& source);
+// A mount whose source (fsname) is `source`: where, and whether read-only.
+struct SourceMount {
+  std::string point;
+  bool read_only = false;
+};
+std::optional<SourceMount> MountOfSource(const std::string& source);
 
 }  // namespace ckptfs

@@ -1,5 +1,6 @@
-// Stats rendering. The JSON is flat objects of integers, written by hand:
-// no dependency, and trivially parsed by any client.
+// Stats rendering. The JSON is flat objects of integers (and the one
+// boolean read_only), written by hand: no dependency, and trivially parsed
+// by any client.
 #include "stats_report.h"
 
 #include <cstdio>
@@ -132,7 +133,8 @@ std::string RenderStatsJson(const StoreStats& store, const FuseCounters& fuse,
   std::string out = "{";
   AppendObject(&out, "store", StoreFields(store));
   out += ",\"write_amplification_milli\":" + std::to_string(WriteAmplificationMilli(store));
-  out += ",\"compression_ratio_milli\":" + std::to_string(CompressionRatioMilli(store)) + ",";
+  out += ",\"compression_ratio_milli\":" + std::to_string(CompressionRatioMilli(store));
+  out += std::string(",\"read_only\":") + (store.read_only ? "true" : "false") + ",";
   AppendObject(&out, "fuse_requests", RequestFields(fuse));
   out += ",\"fuse_error_replies\":" + std::to_string(fuse.error_replies.load()) + ",";
   AppendObject(&out, "write_request_sizes", WriteSizeFields(fuse));
@@ -161,6 +163,8 @@ std::string RenderStatsText(const StoreStats& store, const FuseCounters& fuse,
   std::snprintf(line, sizeof line, "%-24s %llu.%03llu\n", "compression_ratio",
                 static_cast<unsigned long long>(ratio / 1000),
                 static_cast<unsigned long long>(ratio % 1000));
+  out += line;
+  std::snprintf(line, sizeof line, "%-24s %s\n", "read_only", store.read_only ? "true" : "false");
   out += line;
   for (const Field& f : RequestFields(fuse)) {
     std::snprintf(line, sizeof line, "fuse.%-19s %llu\n", f.first, static_cast<unsigned long long>(f.second));

@@ -55,6 +55,7 @@ TEST(MountConfig, DefaultsWhenNoOptionIsGiven) {
   EXPECT_EQ(c.mount.compressor_threads, 2u);
   EXPECT_FALSE(c.mount.compress_backlog_raw);
   EXPECT_FALSE(c.mount.compress_when_idle);
+  EXPECT_FALSE(c.mount.read_only);
   EXPECT_EQ(c.fuse.attr_timeout, 1.0);
   EXPECT_EQ(c.fuse.entry_timeout, 1.0);
   EXPECT_TRUE(c.fuse.writeback_cache);
@@ -124,6 +125,21 @@ TEST(MountConfig, LibfuseOptionsAndFlagsAreLeftForIt) {
   EXPECT_EQ(p.config.mount.memory_budget, 128ull << 20);
   EXPECT_EQ(p.rest, (std::vector<std::string>{"ckptfs", "-o", "allow_other,default_permissions",
                                               "-f", "/mnt"}));
+}
+
+// ro makes the core read-only and still goes to libfuse, which mounts with
+// MS_RDONLY; the last of ro and rw wins, as in mount(8).
+TEST(MountConfig, ReadOnlyIsTakenAndStillLeftForLibfuse) {
+  Parsed p = ParseOptions("ro,memory=128M");
+  ASSERT_TRUE(p.status.ok()) << p.status.ToString();
+  EXPECT_TRUE(p.config.mount.read_only);
+  EXPECT_EQ(p.config.mount.memory_budget, 128ull << 20);
+  EXPECT_EQ(p.rest, (std::vector<std::string>{"ckptfs", "-o", "ro", "/mnt/ckpt"}));
+  p = ParseOptions("ro,rw");
+  EXPECT_FALSE(p.config.mount.read_only);
+  EXPECT_EQ(p.rest, (std::vector<std::string>{"ckptfs", "-o", "ro,rw", "/mnt/ckpt"}));
+  EXPECT_TRUE(ParseOptions("rw,nosuid,ro").config.mount.read_only);
+  EXPECT_FALSE(ParseOptions("rw").config.mount.read_only);
 }
 
 TEST(MountConfig, AtimePoliciesFromFstabAreDropped) {
@@ -228,7 +244,7 @@ TEST(MountConfig, HelpNamesEveryOption) {
   for (const char* option :
        {"memory=", "flushers=", "commit_interval=", "attr_timeout=", "entry_timeout=", "io=",
         "read_ahead_kb=", "compress=", "compressors=", "compress_backlog=", "compress_when=",
-        "no_writeback_cache", "log_level=", "log_file=", "nonempty", "wait="}) {
+        "no_writeback_cache", "log_level=", "log_file=", "nonempty", "ro", "wait="}) {
     EXPECT_NE(help.find(std::string("-o ") + option), std::string::npos) << option;
   }
 }
