@@ -67,7 +67,7 @@ LogStructuredFs::LogStructuredFs(const MountOptions& options,
                 }) {
   if (options.track_committed_images) {
     committed_images_ = std::make_unique<CommittedImages>(
-        &journal_, &segments_, static_cast<WriteTrackingDevice*>(device_.get()));
+        &journal_, &segments_, static_cast<WriteTrackingDevice*>(device_.get()), &bytes_written_);
   }
 }
 

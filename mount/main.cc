@@ -225,7 +225,9 @@ int main(int argc, char* argv[]) {
   std::unique_ptr<ckptfs::TierAttachment> tier;
   if (!config.tier.empty()) {
     auto target = RadosTargetOf(config.tier, config);  // checked by ParseMountConfig
-    auto checked = ckptfs::TierAttachment::Check(*target, fs.get());
+    ckptfs::DrainOptions drain;
+    drain.max_deferral = std::chrono::milliseconds(static_cast<int64_t>(config.drain_defer_seconds * 1000));
+    auto checked = ckptfs::TierAttachment::Check(*target, drain, fs.get());
     if (!checked.ok()) {
       std::fprintf(stderr, "ckptfs: cannot drain %s to %s: %s\n", config.store_path.c_str(),
                    config.tier.c_str(), checked.status().ToString().c_str());

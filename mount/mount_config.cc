@@ -35,6 +35,7 @@ struct RawOptions {
   char* ceph_id = nullptr;
   char* rados_timeout = nullptr;
   char* unmount_drain = nullptr;
+  char* drain_defer = nullptr;
   int no_writeback_cache = 0;
   int nonempty = 0;
   int read_only = 0;  // the last of ro and rw
@@ -67,6 +68,7 @@ const fuse_opt kOptionSpecs[] = {
     CKPTFS_OPT("ceph_id=%s", ceph_id),
     CKPTFS_OPT("rados_timeout=%s", rados_timeout),
     CKPTFS_OPT("unmount_drain=%s", unmount_drain),
+    CKPTFS_OPT("drain_defer=%s", drain_defer),
     CKPTFS_OPT("no_writeback_cache", no_writeback_cache),
     CKPTFS_OPT("nonempty", nonempty),
     FUSE_OPT_KEY("ro", kKeyReadOnly),
@@ -239,6 +241,10 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
     config->rados_timeout_seconds = static_cast<unsigned>(seconds);
     return Status::Ok();
   });
+  take(raw.drain_defer, [&](const char* v) -> Status {
+    CKPTFS_ASSIGN_OR_RETURN(config->drain_defer_seconds, ParseSeconds("drain_defer", v));
+    return Status::Ok();
+  });
   take(raw.unmount_drain, [&](const char* v) -> Status {
     CKPTFS_ASSIGN_OR_RETURN(config->unmount_drain_seconds, ParseSeconds("unmount_drain", v));
     return Status::Ok();
@@ -285,6 +291,8 @@ const char* MountOptionsHelp() {
          "    -o ceph_id=ID          RADOS client id, without \"client.\" (default admin)\n"
          "    -o rados_timeout=S     longest wait for any RADOS call (default 30)\n"
          "    -o unmount_drain=S     at unmount, wait up to S seconds for the drain (default 60)\n"
+         "    -o drain_defer=S       while the mount takes a burst, hold the drain back up to S\n"
+         "                           seconds (default 60; 0: drain at once)\n"
          "\n"
          "fusermount3 -u returns once the kernel has let go of the mount, before the\n"
          "daemon has written out what it buffers; the store stays locked until the\n"

@@ -30,6 +30,9 @@ struct MountConfig {
   unsigned rados_timeout_seconds = 30;
   // At unmount, how long the drain may take to send the last commit.
   double unmount_drain_seconds = 60;
+  // The drain holds back while the mount takes a burst (DrainOptions), at
+  // most this long; 0 drains at once, always.
+  double drain_defer_seconds = 60;
 };
 
 // Parses and removes ckptfs's options from `args`. Invalid names the option.

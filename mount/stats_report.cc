@@ -105,7 +105,8 @@ std::vector<Field> TierFields(const DrainStats& t) {
           {"manifests_published", t.manifests_published},
           {"objects_removed", t.objects_removed},
           {"errors", t.errors},
-          {"retries", t.retries}};
+          {"retries", t.retries},
+          {"deferred_ms", t.deferred_ms}};
 }
 
 // A JSON string literal of `s`.

@@ -7,11 +7,12 @@
 
 namespace ckptfs {
 
-Result<std::unique_ptr<TierAttachment>> TierAttachment::Check(const RadosTarget& target, FileSystem* fs) {
+Result<std::unique_ptr<TierAttachment>> TierAttachment::Check(const RadosTarget& target,
+                                                              const DrainOptions& options, FileSystem* fs) {
   CommittedImageSource* source = fs->committed_images();
   if (!source) return Status::Invalid("the store was opened without write tracking; a tier needs it");
   CKPTFS_ASSIGN_OR_RETURN(CommittedImage image, source->CaptureCommitted());
-  std::unique_ptr<TierAttachment> t(new TierAttachment(target, source, image.store_id));
+  std::unique_ptr<TierAttachment> t(new TierAttachment(target, options, source, image.store_id));
   CKPTFS_ASSIGN_OR_RETURN(auto drainer, t->Connect());
   drainer->Stop();  // releases the lock: the daemon's child takes it again
   return t;
@@ -21,7 +22,7 @@ TierAttachment::~TierAttachment() = default;
 
 Result<std::unique_ptr<Drainer>> TierAttachment::Connect() const {
   CKPTFS_ASSIGN_OR_RETURN(auto image, RadosImage::Open(target_));
-  return Drainer::Open(std::move(image), source_, store_id_, DrainOptions{});
+  return Drainer::Open(std::move(image), source_, store_id_, options_);
 }
 
 Status TierAttachment::Start() {

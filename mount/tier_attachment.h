@@ -23,7 +23,8 @@ namespace ckptfs {
 
 class TierAttachment {
  public:
-  static Result<std::unique_ptr<TierAttachment>> Check(const RadosTarget& target, FileSystem* fs);
+  static Result<std::unique_ptr<TierAttachment>> Check(const RadosTarget& target, const DrainOptions& options,
+                                                       FileSystem* fs);
   ~TierAttachment();
 
   // Connects again (after the fork) and starts draining.
@@ -34,11 +35,13 @@ class TierAttachment {
   std::optional<DrainStats> Stats() const;
 
  private:
-  TierAttachment(const RadosTarget& target, CommittedImageSource* source, uint64_t store_id)
-      : target_(target), source_(source), store_id_(store_id) {}
+  TierAttachment(const RadosTarget& target, const DrainOptions& options, CommittedImageSource* source,
+                 uint64_t store_id)
+      : target_(target), options_(options), source_(source), store_id_(store_id) {}
   Result<std::unique_ptr<Drainer>> Connect() const;
 
   const RadosTarget target_;
+  const DrainOptions options_;
   CommittedImageSource* const source_;
   const uint64_t store_id_;
   std::unique_ptr<Drainer> drainer_;  // set by Start; the FUSE threads read Stats

@@ -141,8 +141,38 @@ void Drainer::Stop() {
   if (!s.ok()) spdlog::warn("{}: releasing the writer lock: {}", image_->target().ToString(), s.ToString());
 }
 
+bool Drainer::DeferForBurstLocked() {
+  const auto now = std::chrono::steady_clock::now();
+  const uint64_t written = source_->BytesWritten();
+  const double seconds = std::chrono::duration<double>(now - last_tick_).count();
+  const bool busy = last_tick_.time_since_epoch().count() != 0 && seconds > 0 &&
+                    options_.busy_bytes_per_second > 0 &&
+                    (written - last_bytes_written_) / seconds > options_.busy_bytes_per_second;
+  last_tick_ = now;
+  last_bytes_written_ = written;
+  if (!busy || options_.max_deferral.count() == 0) {
+    if (deferring_) {
+      MutexLock lock(&stats_mu_);
+      stats_.deferred_ms += std::chrono::duration_cast<std::chrono::milliseconds>(now - deferring_since_).count();
+    }
+    deferring_ = false;
+    return false;
+  }
+  if (!deferring_) {
+    deferring_ = true;
+    deferring_since_ = now;
+  }
+  if (now - deferring_since_ < options_.max_deferral) return true;
+  // Held back long enough: a store that never rests still gets drained.
+  MutexLock lock(&stats_mu_);
+  stats_.deferred_ms += std::chrono::duration_cast<std::chrono::milliseconds>(now - deferring_since_).count();
+  deferring_since_ = now;
+  return false;
+}
+
 void Drainer::Tick() {
   MutexLock lock(&cycle_mu_);
+  if (DeferForBurstLocked()) return;
   if (std::chrono::steady_clock::now() < retry_at_) return;
   Status s = CycleLocked();
   if (s.ok()) {

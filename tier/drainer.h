@@ -46,6 +46,12 @@ struct DrainOptions {
   std::chrono::milliseconds interval{200};  // how often to look for a new commit
   std::chrono::milliseconds max_backoff{10000};
   std::chrono::seconds gc_delay{300};  // before removing objects a manifest dropped
+  // While the store takes more than busy_bytes_per_second of writes, the
+  // drain waits (its reads, CRCs and, on a shared machine, the OSDs' work
+  // would slow the burst), but never longer than max_deferral behind.
+  // 0 for either: drain at once, always.
+  uint64_t busy_bytes_per_second = 64ull << 20;
+  std::chrono::milliseconds max_deferral{60000};
 };
 
 class Drainer {
@@ -99,6 +105,8 @@ class Drainer {
   Status PublishLocked(const CommittedImage& image) REQUIRES(cycle_mu_);
   void CollectGarbageLocked(bool all_due) REQUIRES(cycle_mu_);
   void Tick() EXCLUDES(cycle_mu_);
+  // True while a burst is on and the drain may still wait for it to end.
+  bool DeferForBurstLocked() REQUIRES(cycle_mu_);
   void NoteError(const Status& s) EXCLUDES(stats_mu_);
 
   const std::unique_ptr<RadosImage> image_;
@@ -115,6 +123,10 @@ class Drainer {
   ImageManifest published_ GUARDED_BY(cycle_mu_);  // publish_seq 0: none yet
   std::chrono::steady_clock::time_point retry_at_ GUARDED_BY(cycle_mu_);
   std::chrono::milliseconds backoff_ GUARDED_BY(cycle_mu_){0};
+  uint64_t last_bytes_written_ GUARDED_BY(cycle_mu_) = 0;
+  std::chrono::steady_clock::time_point last_tick_ GUARDED_BY(cycle_mu_);
+  std::chrono::steady_clock::time_point deferring_since_ GUARDED_BY(cycle_mu_);
+  bool deferring_ GUARDED_BY(cycle_mu_) = false;
   // Objects to remove once their time comes.
   std::vector<std::pair<std::chrono::steady_clock::time_point, std::string>> garbage_
       GUARDED_BY(cycle_mu_);

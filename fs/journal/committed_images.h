@@ -5,6 +5,8 @@
 // which bytes of each were written in which incarnation.
 #pragma once
 
+#include <atomic>
+
 #include "ckptfs/committed_image.h"
 #include "io/write_tracking_device.h"
 #include "journal/journal.h"
@@ -15,11 +17,13 @@ namespace ckptfs {
 class CommittedImages : public CommittedImageSource {
  public:
   // Every pointer must outlive this object.
-  CommittedImages(Journal* journal, SegmentTable* segments, WriteTrackingDevice* device)
-      : journal_(journal), segments_(segments), device_(device) {}
+  CommittedImages(Journal* journal, SegmentTable* segments, WriteTrackingDevice* device,
+                  const std::atomic<uint64_t>* bytes_written)
+      : journal_(journal), segments_(segments), device_(device), bytes_written_(bytes_written) {}
 
   Result<CommittedImage> CaptureCommitted() override;
   uint64_t CommittedLsn() const override { return journal_->committed_lsn(); }
+  uint64_t BytesWritten() const override { return bytes_written_->load(); }
   Result<bool> ReadSegment(uint32_t segment, uint64_t incarnation, uint64_t offset, void* buf,
                            size_t len) override {
     return device_->ReadIfUnchanged(segment, incarnation, offset, buf, len);
@@ -29,6 +33,7 @@ class CommittedImages : public CommittedImageSource {
   Journal* const journal_;
   SegmentTable* const segments_;
   WriteTrackingDevice* const device_;
+  const std::atomic<uint64_t>* const bytes_written_;
 };
 
 }  // namespace ckptfs

@@ -57,6 +57,9 @@ class CommittedImageSource {
   virtual Result<CommittedImage> CaptureCommitted() = 0;
   // commit_lsn of the last commit, without capturing anything.
   virtual uint64_t CommittedLsn() const = 0;
+  // File bytes written since the store was opened: how busy it is, for a
+  // drain that stays out of a burst's way.
+  virtual uint64_t BytesWritten() const = 0;
   // Reads bytes of a segment's incarnation (offset, length and buffer 4 KiB
   // aligned). False when the segment was handed out again, so those bytes
   // are gone: an image that needs them cannot be completed.

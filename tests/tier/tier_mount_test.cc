@@ -26,8 +26,10 @@ class TierTest : public ::testing::Test {
  protected:
   static std::string Image(const std::string& stem) { return CephCluster::UniqueImage(stem); }
   static std::string Spec(const std::string& image) { return std::string("rados:") + CephCluster::kPool + "/" + image; }
+  // The drain runs at once (drain_defer=0), so kills and faults meet it
+  // mid-way rather than waiting for the burst to end.
   static std::vector<std::string> TierOptions(const std::string& image) {
-    return {"tier=" + Spec(image), "ceph_conf=" + CephCluster::Conf(), "rados_timeout=10"};
+    return {"tier=" + Spec(image), "ceph_conf=" + CephCluster::Conf(), "rados_timeout=10", "drain_defer=0"};
   }
   static std::string Tool() { return MountedStore::BinDir() + "/ckptfs-tier"; }
   static int Wait(const MountedStore& m, int seconds = 120) {
