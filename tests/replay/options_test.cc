@@ -117,6 +117,55 @@ TEST(Options, ARepeatedOptionTakesItsLastValue) {
   EXPECT_EQ(options->spec.layout.tensor, 4);
 }
 
+TEST(Options, RanksOrNodeChooseAShareOfTheRanksInEveryWorkloadMode) {
+  auto ranks = [](std::vector<std::string_view> args) {
+    Result<Options> options = ParseOptions(args);
+    EXPECT_TRUE(options.ok()) << options.status().ToString();
+    return options.ok() ? options->burst.ranks : std::nullopt;
+  };
+  EXPECT_EQ(ranks({"--workload", "llama3-405b", "--dir", "d"}), std::nullopt);
+  EXPECT_EQ(ranks({"--workload", "llama3-405b", "--dir", "d", "--ranks", "4-7"}), (RankRange{4, 7}));
+  EXPECT_EQ(ranks({"--workload", "llama3-405b", "--dir", "d", "--ranks=5"}), (RankRange{5, 5}));
+  EXPECT_EQ(ranks({"--workload", "llama3-405b", "--dir", "d", "--ranks", "0-7"}), (RankRange{0, 7}));
+  EXPECT_EQ(ranks({"--workload", "llama3-405b", "--plan", "--node", "1", "--nodes", "3"}), (RankRange{3, 5}));
+  EXPECT_EQ(ranks({"--workload", "llama3-405b", "--dir", "d", "--restore-only", "--nodes", "2", "--node", "1"}),
+            (RankRange{4, 7}));
+  EXPECT_EQ(ranks({"--workload", "llama3-405b", "--emit-trace", "t", "--node", "0", "--nodes", "8"}), (RankRange{0, 0}));
+  // Checked against the layout after overrides, wherever they stand.
+  EXPECT_EQ(ranks({"--ranks", "8-15", "--workload", "llama3-405b", "--plan", "--tp", "8"}), (RankRange{8, 15}));
+  EXPECT_EQ(ranks({"--workload", "small-files", "--dir", "d", "--node", "3", "--nodes", "4", "--dp", "16"}),
+            (RankRange{12, 15}));
+}
+
+TEST(Options, BadRanksOrNodesAreUsageErrorsNamingTheOption) {
+  auto error = [](std::vector<std::string_view> args) {
+    Result<Options> options = ParseOptions(args);
+    EXPECT_FALSE(options.ok());
+    return options.ok() ? std::string() : options.status().message();
+  };
+  const std::string_view w = "--workload", name = "llama3-405b", plan = "--plan";
+  EXPECT_EQ(error({w, name, plan, "--ranks", "8"}), "--ranks: 8 is outside the workload's ranks 0-7");
+  EXPECT_EQ(error({w, name, plan, "--ranks", "6-8"}), "--ranks: 6-8 is outside the workload's ranks 0-7");
+  EXPECT_EQ(error({w, name, plan, "--ranks", "5-3"}), "--ranks: the first rank must not exceed the last, got '5-3'");
+  EXPECT_EQ(error({w, name, plan, "--ranks", "0-3,5"}),
+            "--ranks: needs A-B or A (0-based ranks, inclusive), got '0-3,5'");
+  EXPECT_EQ(error({w, name, plan, "--ranks", "-1"}), "--ranks: needs A-B or A (0-based ranks, inclusive), got '-1'");
+  EXPECT_EQ(error({w, name, plan, "--ranks"}), "--ranks: 1 required A-B missing");
+  EXPECT_EQ(error({w, name, plan, "--node", "1"}), "--node needs --nodes N");
+  EXPECT_EQ(error({w, name, plan, "--nodes", "2"}), "--nodes needs --node I");
+  EXPECT_EQ(error({w, name, plan, "--node", "2", "--nodes", "2"}),
+            "--node: must be below --nodes 2 (nodes count from 0), got 2");
+  EXPECT_EQ(error({w, name, plan, "--node", "0", "--nodes", "9"}),
+            "--nodes: 9 nodes for the workload's 8 ranks; each node needs a rank");
+  EXPECT_EQ(error({w, name, plan, "--node", "-1", "--nodes", "2"}), "--node: needs an integer >= 0, got '-1'");
+  EXPECT_EQ(error({w, name, plan, "--node", "0", "--nodes", "0"}), "--nodes: needs an integer >= 1, got '0'");
+  EXPECT_EQ(error({w, name, plan, "--ranks", "0-3", "--node", "0", "--nodes", "2"}),
+            "--ranks and --node/--nodes exclude each other");
+  EXPECT_EQ(error({"--trace", "t", "--dir", "d", "--ranks", "0-3"}), "--ranks, --node and --nodes apply to --workload");
+  EXPECT_EQ(error({"--from-strace", "s", "--emit-trace", "t", "--node", "0", "--nodes", "2"}),
+            "--ranks, --node and --nodes apply to --workload");
+}
+
 TEST(Options, HelpNamesEveryGroupAndWorkload) {
   Result<Options> options = Parse({"--workload", "llama3-8b", "--help"});
   ASSERT_TRUE(options.ok()) << options.status().ToString();
@@ -124,7 +173,8 @@ TEST(Options, HelpNamesEveryGroupAndWorkload) {
   std::string help = UsageText();
   for (const char* text : {"ckpt-replay --trace FILE --dir DIR", "run options:", "--restore-mode M",
                            "model/layout options (override the preset):", "--kv-heads N", "trace options:",
-                           "--strace-root DIR", "llama3-405b", "exit status:"}) {
+                           "--strace-root DIR", "llama3-405b", "exit status:", "multi-node options",
+                           "--ranks A-B", "--node I", "--nodes N", "0-2, 3-5, 6-7"}) {
     EXPECT_NE(help.find(text), std::string::npos) << text << " not in:\n" << help;
   }
 }

@@ -46,6 +46,45 @@ TEST(TraceReplay, EmittedWorkloadTraceReplaysToVerifiableFiles) {
   }
 }
 
+TEST(TraceReplay, TraceOfOneNodesShareReplaysOnlyItsRanks) {
+  TempDir dir;
+  WorkloadSpec spec = FindPreset("llama3-405b").value();
+  spec.scale = 1e-6;
+  const RankRange share{4, 7};
+  CheckpointPlan plan = BuildCheckpointPlan(spec, {1, 1}, share).value();
+  Result<Trace> trace = ParseTrace(FormatTrace(TraceFromPlans({plan}, {})));
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  ReplayOptions options;
+  options.dir = dir.path();
+  Result<PhaseResult> phase = ReplayTrace(*trace, options);
+  ASSERT_TRUE(phase.ok()) << phase.status().ToString();
+  ASSERT_EQ(phase->ranks.size(), 4u);  // ranks 0-3 have nothing to do and are not reported
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(phase->ranks[i].rank, share.first + static_cast<int>(i));
+    EXPECT_EQ(phase->ranks[i].bytes, plan.ranks[i].FileBytes());
+  }
+  RankIo io;
+  io.dir = dir.path();
+  std::vector<std::byte> buffer, scratch;
+  for (const RankPlan& rank : plan.ranks) {
+    Status st = VerifyRankFiles(rank, io, buffer, scratch, [](uint64_t) {});
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+}
+
+TEST(TraceReplay, AFailureNamesTheRankOfTheTrace) {
+  TempDir dir;
+  Result<Trace> trace = ParseTrace(
+      "ckpt-trace v1\n"
+      "5 0 open missing 0 0\n");
+  ASSERT_TRUE(trace.ok());
+  ReplayOptions options;
+  options.dir = dir.path();
+  Result<PhaseResult> phase = ReplayTrace(*trace, options);
+  ASSERT_FALSE(phase.ok());
+  EXPECT_EQ(phase.status().message().rfind("rank 5: ", 0), 0u) << phase.status().message();
+}
+
 TEST(TraceReplay, RecordedTorchSaveTraceReproducesFileSizes) {
   TempDir dir;
   Result<Trace> trace =

@@ -142,7 +142,11 @@ TEST(ToolCommandLines, BadOptionsExitWithTheUsageCodeAndNameTheOption) {
                         Case{"ckptfs-compress-bench", "--repeat 0 --synthetic", 2, "--repeat: needs an integer >= 1"},
                         Case{"ckptfs-compress-bench", "--level 99 --synthetic", 2, "--level: compression level 99"},
                         Case{"ckptfs-compress-bench", "", 2, "no input"},
-                        Case{"ckpt-replay", "--workload llama3-8b --plan --tp 0", 2, "--tp: needs an integer >= 1"}}) {
+                        Case{"ckpt-replay", "--workload llama3-8b --plan --tp 0", 2, "--tp: needs an integer >= 1"},
+                        Case{"ckpt-replay", "--workload llama3-405b --plan --ranks 6-8", 2,
+                             "--ranks: 6-8 is outside the workload's ranks 0-7"},
+                        Case{"ckpt-replay", "--workload llama3-405b --plan --node 2 --nodes 2", 2,
+                             "--node: must be below --nodes 2"}}) {
     if (!Built(c.tool)) continue;  // ckpt-replay is optional
     SCOPED_TRACE(std::string(c.tool) + " " + c.args);
     Output out = RunTool(std::string(c.tool) + " " + c.args);

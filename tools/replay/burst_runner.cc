@@ -47,33 +47,40 @@ uint64_t LargestChunk(const RankPlan& plan, uint64_t max_write) {
   return largest;
 }
 
-Status DeleteCheckpoint(const CheckpointPlan& plan, const std::string& dir) {
+// Deletes the files of `plan`'s ranks, then the checkpoint's directory. With
+// `shared_directory` (a run of some of the ranks, whose directory other ranks
+// may be writing into too) a directory that still holds their files stays.
+Status DeleteCheckpoint(const CheckpointPlan& plan, const std::string& dir, bool shared_directory) {
   for (const RankPlan& rank : plan.ranks) {
     for (const PlannedFile& file : rank.files) {
       Status st = RemoveFile(JoinPath(dir, file.relative_path));
       if (!st.ok() && !st.IsNotFound()) return st;
     }
   }
-  if (!plan.directory.empty()) return RemoveEmptyDirectory(JoinPath(dir, plan.directory));
-  return Status::Ok();
+  if (plan.directory.empty()) return Status::Ok();
+  Status st = RemoveEmptyDirectory(JoinPath(dir, plan.directory));
+  if (shared_directory && st.code() == Status::Code::kNotEmpty) return Status::Ok();
+  return st;
 }
 
 std::string CheckpointLabel(CheckpointId id) {
   return "epoch " + std::to_string(id.epoch) + " step " + std::to_string(id.step);
 }
 
+// Thread i of `outcome` ran plan.ranks[i].
 PhaseResult Summarize(std::string kind, std::string label, const CheckpointPlan& plan,
                       const RanksOutcome& outcome) {
   PhaseResult phase;
   phase.kind = std::move(kind);
   phase.label = std::move(label);
   phase.seconds = outcome.seconds;
-  for (const RankPlan& rank : plan.ranks) {
+  for (size_t i = 0; i < plan.ranks.size(); ++i) {
+    const RankPlan& rank = plan.ranks[i];
     RankResult r;
     r.rank = rank.rank;
     r.bytes = rank.FileBytes();
     r.files = rank.files.size();
-    r.seconds = outcome.ranks[rank.rank].seconds;
+    r.seconds = outcome.ranks[i].seconds;
     phase.bytes += r.bytes;
     phase.files += r.files;
     phase.ranks.push_back(r);
@@ -83,14 +90,15 @@ PhaseResult Summarize(std::string kind, std::string label, const CheckpointPlan&
 
 class Burst {
  public:
-  Burst(const WorkloadSpec& spec, const BurstOptions& options) : spec_(spec), options_(options) {
+  Burst(const WorkloadSpec& spec, const BurstOptions& options)
+      : spec_(spec), options_(options), ranks_(options.ranks.value_or(AllRanks(spec.layout.WorldSize()))) {
     io_.dir = options.dir;
     io_.payload = spec.payload;
     io_.fsync = spec.fsync;
     io_.max_write = options.max_write;
     io_.restore_mode = options.restore_mode;
-    buffers_.resize(spec.layout.WorldSize());
-    scratch_.resize(spec.layout.WorldSize());
+    buffers_.resize(ranks_.Count());
+    scratch_.resize(ranks_.Count());
   }
 
   Result<std::vector<PhaseResult>> Run() {
@@ -98,21 +106,22 @@ class Burst {
     std::vector<CheckpointId> schedule = CheckpointSchedule(options_.checkpoints, options_.passes);
     if (options_.restore_only) {
       for (CheckpointId id : schedule) {
-        CKPTFS_ASSIGN_OR_RETURN(CheckpointPlan plan, BuildCheckpointPlan(spec_, id));
+        CKPTFS_ASSIGN_OR_RETURN(CheckpointPlan plan, BuildCheckpointPlan(spec_, id, ranks_));
         CKPTFS_ASSIGN_OR_RETURN(PhaseResult phase, Restore(plan, id));
         results_.push_back(std::move(phase));
       }
       return std::move(results_);
     }
     std::optional<Appender> appender;
-    if (options_.appender_bytes_per_s > 0) {
+    const bool keeps_log = ranks_.Contains(0);
+    if (options_.appender_bytes_per_s > 0 && keeps_log) {
       appender.emplace(JoinPath(options_.dir, "train.log"), options_.appender_bytes_per_s);
     }
     for (size_t start = 0; start < schedule.size(); start += options_.checkpoints) {
       std::vector<CheckpointPlan> this_pass;
       std::vector<CheckpointId> pass_ids;
       for (size_t i = start; i < start + options_.checkpoints; ++i) {
-        CKPTFS_ASSIGN_OR_RETURN(CheckpointPlan plan, BuildCheckpointPlan(spec_, schedule[i]));
+        CKPTFS_ASSIGN_OR_RETURN(CheckpointPlan plan, BuildCheckpointPlan(spec_, schedule[i], ranks_));
         std::vector<std::string> notes;
         const int ordinal = static_cast<int>(i) + 1;
         CKPTFS_RETURN_IF_ERROR(ApplyRetention(ordinal, notes));
@@ -137,6 +146,9 @@ class Burst {
         results_.back().notes.push_back("appender: " + std::to_string(appender->bytes_written()) +
                                         " bytes to train.log over the run");
       }
+    } else if (options_.appender_bytes_per_s > 0 && !results_.empty()) {
+      results_.back().notes.push_back("appender: not run: train.log is rank 0's, and this run has ranks " +
+                                      FormatRankRange(ranks_));
     }
     return std::move(results_);
   }
@@ -154,7 +166,8 @@ class Burst {
         continue;
       }
       auto begin = std::chrono::steady_clock::now();
-      CKPTFS_RETURN_IF_ERROR(DeleteCheckpoint(it->plan, options_.dir));
+      const bool shared_directory = ranks_ != AllRanks(spec_.layout.WorldSize());
+      CKPTFS_RETURN_IF_ERROR(DeleteCheckpoint(it->plan, options_.dir, shared_directory));
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
       char note[128];
       std::snprintf(note, sizeof note, "retention: deleted %s in %.3f s", CheckpointLabel(it->id).c_str(), seconds);
@@ -176,7 +189,7 @@ class Burst {
     RanksOutcome outcome = RunRanksConcurrently(plan.ranks.size(), [&](int rank) {
       return WriteRankFiles(plan.ranks[rank], io_, buffers_[rank], [&](uint64_t n) { progress.Add(n); });
     });
-    CKPTFS_RETURN_IF_ERROR(outcome.FirstError());
+    CKPTFS_RETURN_IF_ERROR(outcome.FirstError(ranks_.first));
     return Summarize("write", CheckpointLabel(id), plan, outcome);
   }
 
@@ -192,7 +205,7 @@ class Burst {
       return VerifyRankFiles(plan.ranks[rank], io_, buffers_[rank], scratch_[rank],
                              [&](uint64_t n) { progress.Add(n); });
     });
-    CKPTFS_RETURN_IF_ERROR(outcome.FirstError());
+    CKPTFS_RETURN_IF_ERROR(outcome.FirstError(ranks_.first));
     PhaseResult phase = Summarize("restore", CheckpointLabel(id), plan, outcome);
     if (cache_note) phase.notes.push_back(*cache_note);
     if (options_.restore_mode == RestoreMode::kMmap) phase.notes.push_back("read through mmap");
@@ -201,6 +214,7 @@ class Burst {
 
   const WorkloadSpec& spec_;
   const BurstOptions& options_;
+  const RankRange ranks_;  // what this run plans, writes and reads; thread i runs rank first + i
   RankIo io_;
   std::vector<std::vector<std::byte>> buffers_;
   std::vector<std::vector<std::byte>> scratch_;
@@ -308,6 +322,11 @@ Result<std::vector<PhaseResult>> RunBurst(const WorkloadSpec& spec, const BurstO
   }
   if (options.max_write == 0) return Status::Invalid("--max-write must be >= 1");
   if (options.restore_only && options.keep > 0) return Status::Invalid("--restore-only cannot apply --keep");
+  if (options.ranks) {
+    if (Status st = CheckRankRange(*options.ranks, spec.layout.WorldSize()); !st.ok()) {
+      return Status::Invalid("--ranks: " + st.message());
+    }
+  }
   return Burst(spec, options).Run();
 }
 

@@ -5,6 +5,10 @@
 // milestones (--keep-every) are kept for good and do not count against it.
 // An appender (--appender-rate) writes a training log beside the
 // checkpoints for the whole run, as a trainer's logger does.
+// A run may be limited to a range of the workload's ranks (one node's share of
+// a multi-node run): those ranks write, restore and delete exactly the files
+// they have in a full run, and no others. The training log belongs to rank 0,
+// so only a run that holds rank 0 appends it.
 // A restore reads with read() or through mmap (as torch.load(mmap=True) does);
 // --restore-only reads back what an earlier run with the same options wrote,
 // so the two ways of reading can be timed on the same bytes.
@@ -12,12 +16,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "ckptfs/status.h"
 #include "phase_result.h"
+#include "rank_range.h"
 #include "workload_model.h"
 
 namespace ckptfs::replay {
@@ -32,6 +38,7 @@ struct BurstOptions {
   int keep = 0;         // checkpoints kept on disk; 0 keeps all
   int keep_every = 0;   // every Nth checkpoint (counted across passes) is a milestone, never deleted
   uint64_t appender_bytes_per_s = 0;  // a log appended to DIR/train.log all along; 0: none
+  std::optional<RankRange> ranks;     // run only these ranks; nullopt: every rank
   bool restore = false;
   bool restore_only = false;  // skip the writes; every scheduled checkpoint must exist
   RestoreMode restore_mode = RestoreMode::kRead;

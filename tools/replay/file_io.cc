@@ -125,8 +125,9 @@ Status RemoveFile(const std::string& path) {
 }
 
 Status RemoveEmptyDirectory(const std::string& path) {
-  if (::rmdir(path.c_str()) != 0 && errno != ENOENT) return Status::IOError("rmdir " + path, errno);
-  return Status::Ok();
+  if (::rmdir(path.c_str()) == 0 || errno == ENOENT) return Status::Ok();
+  if (errno == ENOTEMPTY || errno == EEXIST) return Status::NotEmpty("rmdir " + path);
+  return Status::IOError("rmdir " + path, errno);
 }
 
 Status RenamePath(const std::string& from, const std::string& to) {

@@ -44,7 +44,8 @@ Status Fsync(int fd, const std::string& path);
 
 Status MakeDirectories(const std::string& path);
 Status RemoveFile(const std::string& path);
-// Removes an empty directory; a missing one is not an error.
+// Removes an empty directory; a missing one is not an error, one that still
+// holds entries is NotEmpty.
 Status RemoveEmptyDirectory(const std::string& path);
 Status RenamePath(const std::string& from, const std::string& to);
 

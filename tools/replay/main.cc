@@ -3,6 +3,7 @@
 // failed (I/O error, bad content), 2 usage or malformed input.
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,11 +46,17 @@ bool ShowProgress(const replay::Options& options) {
   return !options.quiet && replay::ProgressBar::StderrIsTerminal();
 }
 
+// The ranks a workload mode runs: --ranks, --node/--nodes, or all.
+replay::RankRange RanksToRun(const replay::Options& options) {
+  return options.burst.ranks.value_or(replay::AllRanks(options.spec.layout.WorldSize()));
+}
+
 int RunPlan(const replay::Options& options) {
-  auto plan = replay::BuildCheckpointPlan(options.spec, {1, 1});
+  const replay::RankRange ranks = RanksToRun(options);
+  auto plan = replay::BuildCheckpointPlan(options.spec, {1, 1}, ranks);
   if (!plan.ok()) return Fail(plan.status(), kExitUsage);
-  std::string text = options.json ? replay::FormatPlanJson(options.spec, *plan)
-                                  : replay::FormatPlanText(options.spec, *plan);
+  std::string text = options.json ? replay::FormatPlanJson(options.spec, ranks, *plan)
+                                  : replay::FormatPlanText(options.spec, ranks, *plan);
   Status st = WriteOutput(options.json ? options.json_path : "", text);
   return st.ok() ? 0 : Fail(st, kExitFailure);
 }
@@ -59,7 +66,7 @@ int RunPlan(const replay::Options& options) {
 int EmitWorkloadTrace(const replay::Options& options) {
   std::vector<replay::CheckpointPlan> plans;
   for (replay::CheckpointId id : replay::CheckpointSchedule(options.burst.checkpoints, options.burst.passes)) {
-    auto plan = replay::BuildCheckpointPlan(options.spec, id);
+    auto plan = replay::BuildCheckpointPlan(options.spec, id, RanksToRun(options));
     if (!plan.ok()) return Fail(plan.status(), kExitUsage);
     plans.push_back(std::move(plan).value());
   }
@@ -71,13 +78,16 @@ int EmitWorkloadTrace(const replay::Options& options) {
   return st.ok() ? 0 : Fail(st, kExitFailure);
 }
 
+// `spec` is null for a trace replay.
 int ReportPhases(const replay::Options& options, const replay::WorkloadSpec* spec,
                  const std::vector<replay::PhaseResult>& phases) {
   bool json_to_stdout = options.json && (options.json_path.empty() || options.json_path == "-");
   std::FILE* table_out = json_to_stdout ? stderr : stdout;  // keep stdout parseable
   std::fputs(replay::FormatPhaseTable(phases).c_str(), table_out);
   if (!options.json) return 0;
-  Status st = WriteOutput(options.json_path, replay::FormatPhasesJson(spec, phases));
+  std::optional<replay::RankRange> ranks;
+  if (spec != nullptr) ranks = RanksToRun(options);
+  Status st = WriteOutput(options.json_path, replay::FormatPhasesJson(spec, ranks, phases));
   return st.ok() ? 0 : Fail(st, kExitFailure);
 }
 
@@ -87,10 +97,15 @@ int RunWorkload(const replay::Options& options) {
   }
   replay::BurstOptions burst = options.burst;
   burst.progress = ShowProgress(options);
-  auto plan = replay::BuildCheckpointPlan(options.spec, {1, 1});
+  const replay::RankRange ranks = RanksToRun(options);
+  auto plan = replay::BuildCheckpointPlan(options.spec, {1, 1}, ranks);
   if (!plan.ok()) return Fail(plan.status(), kExitUsage);
-  std::fprintf(stderr, "%s: %zu files, %.3f GB (%.3f GiB) per checkpoint on %zu ranks\n", options.spec.name.c_str(),
-               plan->FileCount(), plan->FileBytes() / 1e9, plan->FileBytes() / 1073741824.0, plan->ranks.size());
+  std::string on_ranks = std::to_string(plan->ranks.size()) + " ranks";
+  if (ranks != replay::AllRanks(options.spec.layout.WorldSize())) {
+    on_ranks = "ranks " + replay::FormatRankRange(ranks) + " of " + std::to_string(options.spec.layout.WorldSize());
+  }
+  std::fprintf(stderr, "%s: %zu files, %.3f GB (%.3f GiB) per checkpoint on %s\n", options.spec.name.c_str(),
+               plan->FileCount(), plan->FileBytes() / 1e9, plan->FileBytes() / 1073741824.0, on_ranks.c_str());
   auto phases = replay::RunBurst(options.spec, burst);
   if (!phases.ok()) return Fail(phases.status(), kExitFailure);
   return ReportPhases(options, &options.spec, *phases);

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common/command_line.h"
+#include "rank_range.h"
 
 namespace ckptfs::replay {
 namespace {
@@ -29,6 +30,9 @@ struct Given {
   std::optional<double> scale;
   std::optional<PayloadKind> payload;
   std::optional<bool> fsync;
+  // A share of the ranks: --ranks, or --node with --nodes.
+  std::optional<RankRange> ranks;
+  std::optional<int> node, nodes;
 };
 
 Result<bool> ParseOnOff(std::string_view text) {
@@ -63,6 +67,7 @@ constexpr const char* kSynopsis = R"(usage:
               [--emit-trace FILE] [options]
   ckpt-replay --workload NAME --dir DIR --restore-only [--restore-mode read|mmap] [options]
   ckpt-replay --workload NAME --emit-trace FILE [--checkpoints N] [--restore] [options]
+  (the --workload modes above run a share of the ranks with --ranks A-B or --node I --nodes N)
   ckpt-replay --trace FILE --dir DIR [--timing] [--verify] [--json FILE]
   ckpt-replay --from-strace STRACE_LOG --emit-trace FILE [--strace-root DIR]
   ckpt-replay --list-workloads | --help
@@ -144,6 +149,20 @@ void Declare(tools::ToolApp& app, Options& options, Given& given) {
   app.add_flag("--no-drop-caches", given.no_drop_caches, "do not drop the page cache before restores")
       ->group(run);
 
+  const std::string nodes = "multi-node options (one node's share of the ranks)";
+  AddParsed(app, "--ranks", &given.ranks, ParseRankRange,
+            "run only the workload's global ranks A to B (0-based, inclusive), or rank A alone, each writing "
+            "the files it writes in a full run; with --plan, --restore-only and --emit-trace too")
+      ->type_name("A-B")
+      ->group(nodes);
+  app.add_option("--node", given.node, "run node I's share of the ranks (0-based; needs --nodes)")
+      ->type_name("I")
+      ->check(IntegerAtLeast(0))
+      ->group(nodes);
+  whole(nodes, "--nodes", given.nodes, 1,
+        "split the ranks into N contiguous blocks, as equal as possible and the larger first (8 ranks over 3 "
+        "nodes: 0-2, 3-5, 6-7), so N nodes run every rank once");
+
   const std::string model = "model/layout options (override the preset)";
   whole(model, "--layers", given.layers, 1, "transformer layers");
   whole(model, "--hidden", given.hidden, 1, "hidden size");
@@ -171,6 +190,26 @@ void Declare(tools::ToolApp& app, Options& options, Given& given) {
                  "keep only paths under DIR (default: where the program wrote)")
       ->type_name("DIR")
       ->group(trace);
+}
+
+// The share of the ranks the command line asks for, checked against the
+// workload's `world_size` ranks; nullopt: all of them.
+Result<std::optional<RankRange>> ChosenRanks(const Given& given, int world_size) {
+  if (given.ranks) {
+    if (Status st = CheckRankRange(*given.ranks, world_size); !st.ok()) return UsageError("--ranks: " + st.message());
+    return given.ranks;
+  }
+  if (!given.nodes) return std::optional<RankRange>();
+  const int node = *given.node, nodes = *given.nodes;
+  if (node >= nodes) {
+    return UsageError("--node: must be below --nodes " + std::to_string(nodes) + " (nodes count from 0), got " +
+                      std::to_string(node));
+  }
+  if (nodes > world_size) {
+    return UsageError("--nodes: " + std::to_string(nodes) + " nodes for the workload's " + std::to_string(world_size) +
+                      " ranks; each node needs a rank");
+  }
+  return std::optional<RankRange>(NodeRanks(node, nodes, world_size));
 }
 
 void ApplyOverrides(const Given& given, WorkloadSpec& spec) {
@@ -237,6 +276,12 @@ Result<Options> ParseOptions(std::span<const std::string_view> args) {
   int sources = has_workload + !options.trace_path.empty() + !options.strace_path.empty();
   if (sources == 0) return UsageError("nothing to do: give --workload, --trace or --from-strace");
   if (sources > 1) return UsageError("--workload, --trace and --from-strace exclude each other");
+  if ((given.ranks || given.node || given.nodes) && !has_workload) {
+    return UsageError("--ranks, --node and --nodes apply to --workload");
+  }
+  if (given.ranks && (given.node || given.nodes)) return UsageError("--ranks and --node/--nodes exclude each other");
+  if (given.node && !given.nodes) return UsageError("--node needs --nodes N");
+  if (given.nodes && !given.node) return UsageError("--nodes needs --node I");
 
   if (!options.strace_path.empty()) {
     if (options.emit_trace_path.empty()) return UsageError("--from-strace needs --emit-trace FILE");
@@ -254,6 +299,7 @@ Result<Options> ParseOptions(std::span<const std::string_view> args) {
   if (given.no_fsync) options.spec.fsync = false;
   ApplyOverrides(given, options.spec);
   if (Status st = ValidateSpec(options.spec); !st.ok()) return UsageError(st.message());
+  CKPTFS_ASSIGN_OR_RETURN(options.burst.ranks, ChosenRanks(given, options.spec.layout.WorldSize()));
   if (options.burst.restore_only) {
     if (options.burst.dir.empty()) return UsageError("--restore-only needs --dir DIR");
     if (!options.emit_trace_path.empty()) return UsageError("--restore-only writes no trace");

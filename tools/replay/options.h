@@ -28,7 +28,7 @@ enum class Mode {
 struct Options {
   Mode mode = Mode::kHelp;
   WorkloadSpec spec;
-  BurstOptions burst;
+  BurstOptions burst;  // burst.ranks: the share of the ranks every workload mode runs
   bool json = false;       // --json given
   std::string json_path;   // "" or "-": stdout
   std::string emit_trace_path;

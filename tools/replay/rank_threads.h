@@ -23,10 +23,11 @@ struct RanksOutcome {
   std::vector<RankOutcome> ranks;
   double seconds = 0;  // first start to last finish
 
-  // The first failure, prefixed with its rank.
-  Status FirstError() const {
+  // The first failure, prefixed with its rank: thread i ran rank
+  // first_rank + i (a run of ranks 4-7 has threads 0-3).
+  Status FirstError(int first_rank = 0) const {
     for (size_t i = 0; i < ranks.size(); ++i) {
-      if (!ranks[i].status.ok()) return ranks[i].status.WithContext("rank " + std::to_string(i));
+      if (!ranks[i].status.ok()) return ranks[i].status.WithContext("rank " + std::to_string(first_rank + i));
     }
     return Status::Ok();
   }

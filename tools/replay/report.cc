@@ -97,9 +97,12 @@ std::string Sizes(uint64_t bytes) {
   return Printf("%llu B = %.3f GB = %.3f GiB", (unsigned long long)bytes, bytes / kGB, bytes / kGiB);
 }
 
+// [first, last], both included.
+Json RankRangeJson(RankRange ranks) { return Json::array({ranks.first, ranks.last}); }
+
 }  // namespace
 
-std::string FormatPlanText(const WorkloadSpec& spec, const CheckpointPlan& plan) {
+std::string FormatPlanText(const WorkloadSpec& spec, RankRange ranks, const CheckpointPlan& plan) {
   std::string out = SpecLine(spec);
   for (const RankPlan& rank : plan.ranks) {
     out += Printf("rank %d: %zu files, %s\n", rank.rank, rank.files.size(), Sizes(rank.FileBytes()).c_str());
@@ -108,13 +111,16 @@ std::string FormatPlanText(const WorkloadSpec& spec, const CheckpointPlan& plan)
                     (unsigned long long)file.FileBytes(), file.tensor_bytes.size());
     }
   }
-  out += Printf("total: %zu files on %zu ranks\n", plan.FileCount(), plan.ranks.size());
+  out += Printf("total: %zu files on %zu ranks", plan.FileCount(), plan.ranks.size());
+  const int world = spec.layout.WorldSize();
+  if (ranks != AllRanks(world)) out += Printf(" (ranks %s of %d)", FormatRankRange(ranks).c_str(), world);
+  out += "\n";
   out += "  tensor bytes (DLIO's size): " + Sizes(plan.TensorBytes()) + "\n";
   out += "  file bytes (with torch.save framing): " + Sizes(plan.FileBytes()) + "\n";
   return out;
 }
 
-std::string FormatPlanJson(const WorkloadSpec& spec, const CheckpointPlan& plan) {
+std::string FormatPlanJson(const WorkloadSpec& spec, RankRange ranks_run, const CheckpointPlan& plan) {
   Json ranks = Json::array();
   for (const RankPlan& rank : plan.ranks) {
     Json files = Json::array();
@@ -126,7 +132,10 @@ std::string FormatPlanJson(const WorkloadSpec& spec, const CheckpointPlan& plan)
                      {"tensor_bytes", rank.TensorBytes()},
                      {"files", std::move(files)}});
   }
-  Json json = {{"workload", SpecJson(spec)}, {"directory", plan.directory}, {"ranks", std::move(ranks)}};
+  Json json = {{"workload", SpecJson(spec)},
+               {"rank_range", RankRangeJson(ranks_run)},
+               {"directory", plan.directory},
+               {"ranks", std::move(ranks)}};
   json["totals"] = {{"files", plan.FileCount()},
                     {"tensor_bytes", plan.TensorBytes()},
                     {"file_bytes", plan.FileBytes()},
@@ -154,9 +163,11 @@ std::string FormatPhaseTable(const std::vector<PhaseResult>& phases) {
   return out;
 }
 
-std::string FormatPhasesJson(const WorkloadSpec* spec, const std::vector<PhaseResult>& phases) {
+std::string FormatPhasesJson(const WorkloadSpec* spec, std::optional<RankRange> ranks_run,
+                             const std::vector<PhaseResult>& phases) {
   Json json = Json::object();
   if (spec != nullptr) json["workload"] = SpecJson(*spec);
+  if (ranks_run) json["rank_range"] = RankRangeJson(*ranks_run);
   Json out = Json::array();
   for (const PhaseResult& phase : phases) {
     Json ranks = Json::array();

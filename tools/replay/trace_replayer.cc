@@ -133,23 +133,32 @@ Result<PhaseResult> ReplayTrace(const Trace& trace, const ReplayOptions& options
   if (options.dir.empty()) return Status::Invalid("--dir is required");
   CKPTFS_RETURN_IF_ERROR(MakeDirectories(options.dir));
   std::vector<std::vector<const TraceOp*>> by_rank = trace.OpsByRank();
-  std::vector<RankResult> results(by_rank.size());
+  // Only ranks with operations get a thread and a result: the trace of one
+  // node's share (ranks 4-7) has no ranks 0-3 to time.
+  std::vector<int> ranks;
+  for (size_t rank = 0; rank < by_rank.size(); ++rank) {
+    if (!by_rank[rank].empty()) ranks.push_back(static_cast<int>(rank));
+  }
+  std::vector<RankResult> results(ranks.size());
   ProgressBar progress("replay " + options.label, TotalDataBytes(trace), options.progress);
   auto start = std::chrono::steady_clock::now();
-  RanksOutcome outcome = RunRanksConcurrently(by_rank.size(), [&](int rank) {
-    results[rank].rank = rank;
-    return RankReplay(options, start, progress).Run(by_rank[rank], results[rank]);
+  RanksOutcome outcome = RunRanksConcurrently(ranks.size(), [&](int thread) {
+    results[thread].rank = ranks[thread];
+    return RankReplay(options, start, progress).Run(by_rank[ranks[thread]], results[thread]);
   });
-  CKPTFS_RETURN_IF_ERROR(outcome.FirstError());
+  for (size_t thread = 0; thread < ranks.size(); ++thread) {
+    const Status& st = outcome.ranks[thread].status;
+    if (!st.ok()) return st.WithContext("rank " + std::to_string(ranks[thread]));
+  }
   PhaseResult phase;
   phase.kind = "replay";
   phase.label = options.label;
   phase.seconds = outcome.seconds;
-  for (size_t rank = 0; rank < results.size(); ++rank) {
-    results[rank].seconds = outcome.ranks[rank].seconds;
-    phase.bytes += results[rank].bytes;
-    phase.files += results[rank].files;
-    phase.ranks.push_back(results[rank]);
+  for (size_t thread = 0; thread < results.size(); ++thread) {
+    results[thread].seconds = outcome.ranks[thread].seconds;
+    phase.bytes += results[thread].bytes;
+    phase.files += results[thread].files;
+    phase.ranks.push_back(results[thread]);
   }
   return phase;
 }

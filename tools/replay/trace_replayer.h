@@ -1,4 +1,5 @@
-// Replays a Trace under a directory: one thread per rank, each rank's
+// Replays a Trace under a directory: one thread per rank that has
+// operations (rank numbers may have gaps, as in one node's share), each rank's
 // operations in trace order, all ranks concurrently; with timing on, each
 // operation waits until its recorded time. Written bytes come from the
 // payload pattern (by path and offset), so reads can be verified.

@@ -168,6 +168,12 @@ Status ValidateSpec(const WorkloadSpec& spec) {
 
 Result<CheckpointPlan> BuildCheckpointPlan(const WorkloadSpec& spec, CheckpointId id) {
   CKPTFS_RETURN_IF_ERROR(ValidateSpec(spec));
+  return BuildCheckpointPlan(spec, id, AllRanks(spec.layout.WorldSize()));
+}
+
+Result<CheckpointPlan> BuildCheckpointPlan(const WorkloadSpec& spec, CheckpointId id, RankRange ranks) {
+  CKPTFS_RETURN_IF_ERROR(ValidateSpec(spec));
+  CKPTFS_RETURN_IF_ERROR(CheckRankRange(ranks, spec.layout.WorldSize()));
   CheckpointPlan plan;
   if (spec.rule == SizingRule::kDlioCurrent) {
     plan.directory = "global_epoch" + std::to_string(id.epoch) + "_step" + std::to_string(id.step);
@@ -175,10 +181,10 @@ Result<CheckpointPlan> BuildCheckpointPlan(const WorkloadSpec& spec, CheckpointI
   if (spec.rule == SizingRule::kSmallFiles) {
     plan.directory = "global_epoch" + std::to_string(id.epoch) + "_step" + std::to_string(id.step);
     // The scale already chose how many files; their sizes stay as drawn.
-    for (int rank = 0; rank < spec.layout.WorldSize(); ++rank) plan.ranks.push_back(SmallFilesRankPlan(spec, rank, id));
+    for (int rank = ranks.first; rank <= ranks.last; ++rank) plan.ranks.push_back(SmallFilesRankPlan(spec, rank, id));
     return plan;
   }
-  for (int rank = 0; rank < spec.layout.WorldSize(); ++rank) {
+  for (int rank = ranks.first; rank <= ranks.last; ++rank) {
     RankPlan rank_plan = spec.rule == SizingRule::kDlioCurrent ? DlioCurrentRankPlan(spec, rank, id)
                                                                : DlioV2RankPlan(spec, rank, id);
     for (PlannedFile& file : rank_plan.files) {

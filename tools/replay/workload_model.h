@@ -16,6 +16,7 @@
 #include "checkpoint_plan.h"
 #include "ckptfs/status.h"
 #include "payload.h"
+#include "rank_range.h"
 
 namespace ckptfs::replay {
 
@@ -94,6 +95,9 @@ Result<WorkloadSpec> FindPreset(std::string_view name);
 // not divide hidden, ZeRO-3 with pipeline parallelism, ...).
 Status ValidateSpec(const WorkloadSpec& spec);
 
+// Every rank's files, or only those of `ranks` (Invalid when a rank is not in
+// the layout). A rank's files do not depend on which other ranks are planned.
 Result<CheckpointPlan> BuildCheckpointPlan(const WorkloadSpec& spec, CheckpointId id);
+Result<CheckpointPlan> BuildCheckpointPlan(const WorkloadSpec& spec, CheckpointId id, RankRange ranks);
 
 }  // namespace ckptfs::replay
