@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "borrowed_device.h"
 #include "ckptfs/filesystem.h"
 #include "format/superblock.h"
 #include "io/memory_device.h"
@@ -19,18 +20,7 @@ namespace {
 constexpr uint64_t kSegment = 2 << 20;
 constexpr uint64_t kDataStart = 1 << 20;
 
-// Hands the device to the filesystem while the test keeps using it.
-class Borrowed : public BlockDevice {
- public:
-  explicit Borrowed(BlockDevice* d) : d_(d) {}
-  Status Read(uint64_t o, void* b, size_t l) override { return d_->Read(o, b, l); }
-  Status Write(uint64_t o, const void* b, size_t l) override { return d_->Write(o, b, l); }
-  Status Flush() override { return d_->Flush(); }
-  uint64_t size() const override { return d_->size(); }
-
- private:
-  BlockDevice* d_;
-};
+using Borrowed = testing::BorrowedDevice;
 
 AlignedBuffer Filled(size_t n, char c) {
   AlignedBuffer b(n, /*zero=*/false);

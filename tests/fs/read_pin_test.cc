@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 
+#include "borrowed_device.h"
 #include "ckptfs/filesystem.h"
 #include "io/memory_device.h"
 #include "open_device.h"
@@ -62,18 +63,7 @@ class GatedDevice : public BlockDevice {
   bool open_ = false;
 };
 
-// Hands the device to the filesystem while the test keeps using it.
-class Borrowed : public BlockDevice {
- public:
-  explicit Borrowed(BlockDevice* d) : d_(d) {}
-  Status Read(uint64_t o, void* b, size_t l) override { return d_->Read(o, b, l); }
-  Status Write(uint64_t o, const void* b, size_t l) override { return d_->Write(o, b, l); }
-  Status Flush() override { return d_->Flush(); }
-  uint64_t size() const override { return d_->size(); }
-
- private:
-  BlockDevice* d_;
-};
+using Borrowed = testing::BorrowedDevice;
 
 TEST(ReadPinTest, FsyncDoesNotWaitForAReadInFlight) {
   constexpr uint64_t kSegment = 2 << 20;

@@ -55,6 +55,16 @@ class TierTest : public ::testing::Test {
     EXPECT_EQ(symlink("model.pt", m.Path(dir + "/latest").c_str()), 0);
     return files;
   }
+  // The node is gone with its store: unmounts it, deletes the store and
+  // mounts the image from RADOS elsewhere, which must hold `files`.
+  static void LoseTheNodeAndRestore(MountedStore& node, const std::string& image, const Files& files) {
+    ASSERT_EQ(node.Unmount(), 0) << node.log();
+    ASSERT_EQ(unlink(node.store().c_str()), 0);
+    MountedStore elsewhere;
+    ASSERT_TRUE(elsewhere.MountFrom(Spec(image), {"ceph_conf=" + CephCluster::Conf()})) << elsewhere.log();
+    ExpectFiles(elsewhere, files);
+    EXPECT_EQ(elsewhere.Unmount(), 0) << elsewhere.log();
+  }
   static void ExpectFiles(const MountedStore& m, const Files& files) {
     for (const auto& [path, content] : files) {
       const std::string got = ReadFile(m.Path(path));
@@ -120,13 +130,7 @@ TEST_F(TierTest, ADaemonKilledMidDrainResumesWithoutResendingWhatArrived) {
   // What the published image held was checked against the store and kept.
   EXPECT_GE(TierFigure(node, "adopted_bytes"), first_image);
   EXPECT_LE(TierFigure(node, "uploaded_bytes"), TierFigure(node, "image_bytes") - first_image);
-  ASSERT_EQ(node.Unmount(), 0);
-  ASSERT_EQ(unlink(node.store().c_str()), 0);
-
-  MountedStore elsewhere;
-  ASSERT_TRUE(elsewhere.MountFrom(Spec(image), {"ceph_conf=" + CephCluster::Conf()})) << elsewhere.log();
-  ExpectFiles(elsewhere, files);
-  EXPECT_EQ(elsewhere.Unmount(), 0);
+  LoseTheNodeAndRestore(node, image, files);
 }
 
 TEST_F(TierTest, ASecondWriterIsRefusedAndTakeoverBreaksADeadWritersLock) {
@@ -221,12 +225,7 @@ TEST_F(TierTest, AnOsdKilledDuringADrainLosesNothing) {
   const int restarted = CephCluster::Script("osd-start", "1");
   ASSERT_EQ(waited, 0) << node.log();
   ASSERT_EQ(restarted, 0) << "see " << CephCluster::Dir() << "/tests.log";
-  ASSERT_EQ(node.Unmount(), 0);
-  ASSERT_EQ(unlink(node.store().c_str()), 0);
-  MountedStore elsewhere;
-  ASSERT_TRUE(elsewhere.MountFrom(Spec(image), {"ceph_conf=" + CephCluster::Conf()})) << elsewhere.log();
-  ExpectFiles(elsewhere, files);
-  EXPECT_EQ(elsewhere.Unmount(), 0);
+  LoseTheNodeAndRestore(node, image, files);
 }
 
 TEST_F(TierTest, RadosStoppedAndRestartedWhileTheMountKeepsTakingCheckpoints) {
@@ -254,12 +253,7 @@ TEST_F(TierTest, RadosStoppedAndRestartedWhileTheMountKeepsTakingCheckpoints) {
 
   ASSERT_EQ(CephCluster::Script("start"), 0) << "see " << CephCluster::Dir() << "/tests.log";
   ASSERT_EQ(Wait(node, 300), 0) << node.log();
-  ASSERT_EQ(node.Unmount(), 0);
-  ASSERT_EQ(unlink(node.store().c_str()), 0);
-  MountedStore elsewhere;
-  ASSERT_TRUE(elsewhere.MountFrom(Spec(image), {"ceph_conf=" + CephCluster::Conf()})) << elsewhere.log();
-  ExpectFiles(elsewhere, files);
-  EXPECT_EQ(elsewhere.Unmount(), 0);
+  LoseTheNodeAndRestore(node, image, files);
 }
 
 }  // namespace
