@@ -51,7 +51,7 @@ for step in "${steps[@]}"; do
       ;;
     tsan)
       echo "== ThreadSanitizer: core unit tests, crash sweeps, mount concurrency"
-      build build-tsan -DCKPTFS_SANITIZE=thread -- fs_tests integration_tests tier_tests
+      build build-tsan -DCKPTFS_SANITIZE=thread -- fs_tests integration_tests
       export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 log_path=$reports/tsan"
       # Every core test but the single-threaded crash sweeps and the two
       # longest threaded ones (each 5-6 minutes under TSan on 2 cores; the
@@ -59,9 +59,9 @@ for step in "${steps[@]}"; do
       build-tsan/bin/fs_tests --gtest_brief=1 \
         --gtest_filter='-CrashSweep.Sequential*:CrashSweep.ThreadedRanksCompressed*:CrashSweep.SecondCrash*'
       build-tsan/bin/integration_tests --gtest_brief=1 --gtest_filter='PosixOpsTest.Concurrent*:StressTest.*:KillLoopTest.*:PersistenceTest.*'
-      # The daemon draining to RADOS while it takes writes, is killed, and
-      # restores (the cluster of tools/run-tests.sh, or one of its own).
-      build-tsan/bin/tier_tests --gtest_brief=1 --gtest_filter='*Killed*:*TwoNodes*'
+      # Not the daemon draining to RADOS: librados and libceph-common are not
+      # built with TSan, and their threads' accesses to the caller's stack
+      # and buffers read as races on every connect (tried 2026-12-03).
       unset TSAN_OPTIONS
       check_reports ThreadSanitizer
       ;;
