@@ -119,11 +119,7 @@ ckptfs::Status RefuseBeside(const std::string& store, bool read_only,
 // The RADOS target of a `rados:POOL/NAME` source or of -o tier=, with the
 // cluster options of the command line.
 ckptfs::Result<ckptfs::RadosTarget> RadosTargetOf(const std::string& spec, const ckptfs::MountConfig& config) {
-  CKPTFS_ASSIGN_OR_RETURN(ckptfs::RadosTarget target, ckptfs::ParseRadosSpec(spec));
-  target.ceph_conf = config.ceph_conf;
-  target.ceph_id = config.ceph_id;
-  target.timeout_seconds = config.rados_timeout_seconds;
-  return target;
+  return ckptfs::ParseRadosSpec(spec, config.ceph_conf, config.ceph_id, config.rados_timeout_seconds);
 }
 
 // A drained image, mounted read-only from RADOS on any node.

@@ -72,13 +72,13 @@ Result<std::unique_ptr<Drainer>> Drainer::Open(std::unique_ptr<RadosImage> image
                                                const DrainOptions& options) {
   const std::string name = image->target().ToString();
   const std::string cookie = LockCookie(store_id);
-  Status locked = image->Lock(ImageManifest::kLockObject, kLockName, cookie,
-                              "ckptfs drain of store " + cookie + " on " + HostName());
+  const std::string description = "ckptfs drain of store " + cookie + " on " + HostName();
+  Status locked = image->Lock(ImageManifest::kLockObject, ImageManifest::kLockName, cookie, description);
   if (locked.IsBusy()) {
     // Held under our own cookie: by an earlier daemon of this very store,
     // which is dead, since this process holds the store's flock. Anyone
     // else is another writer.
-    CKPTFS_ASSIGN_OR_RETURN(auto lockers, image->Lockers(ImageManifest::kLockObject, kLockName));
+    CKPTFS_ASSIGN_OR_RETURN(auto lockers, image->Lockers(ImageManifest::kLockObject, ImageManifest::kLockName));
     std::string holders;
     bool ours = !lockers.empty();
     for (const auto& l : lockers) {
@@ -90,10 +90,9 @@ Result<std::unique_ptr<Drainer>> Drainer::Open(std::unique_ptr<RadosImage> image
                           ". If that writer is dead, `ckptfs-tier takeover " + name +
                           "` breaks its lock.");
     }
-    for (const auto& l : lockers) CKPTFS_RETURN_IF_ERROR(image->BreakLock(ImageManifest::kLockObject, kLockName, l));
+    for (const auto& l : lockers) CKPTFS_RETURN_IF_ERROR(image->BreakLock(ImageManifest::kLockObject, ImageManifest::kLockName, l));
     spdlog::info("{}: took over the writer lock of an earlier daemon of this store ({})", name, holders);
-    locked = image->Lock(ImageManifest::kLockObject, kLockName, cookie,
-                         "ckptfs drain of store " + cookie + " on " + HostName());
+    locked = image->Lock(ImageManifest::kLockObject, ImageManifest::kLockName, cookie, description);
   }
   CKPTFS_RETURN_IF_ERROR(locked);
   std::unique_ptr<Drainer> d(new Drainer(std::move(image), source, store_id, options));
@@ -137,7 +136,7 @@ void Drainer::Stop() {
   MutexLock lock(&cycle_mu_);
   if (stopped_) return;
   stopped_ = true;
-  Status s = image_->Unlock(ImageManifest::kLockObject, kLockName, LockCookie(store_id_));
+  Status s = image_->Unlock(ImageManifest::kLockObject, ImageManifest::kLockName, LockCookie(store_id_));
   if (!s.ok()) spdlog::warn("{}: releasing the writer lock: {}", image_->target().ToString(), s.ToString());
 }
 
@@ -217,14 +216,11 @@ Status Drainer::DrainUntil(uint64_t seq, std::chrono::milliseconds timeout) {
 Status Drainer::CycleLocked() {
   const uint64_t committed = source_->CommittedLsn();
   {
+    // When the image fell behind; Stats() reads the figures live.
     MutexLock lock(&stats_mu_);
-    stats_.committed_lsn = committed;
     const bool behind = !stats_.published || stats_.drained_lsn < committed || !adopted_;
     if (behind && !behind_) behind_since_ = std::chrono::steady_clock::now();
     behind_ = behind;
-    stats_.behind_ms = behind ? std::chrono::duration_cast<std::chrono::milliseconds>(
-                                    std::chrono::steady_clock::now() - behind_since_).count()
-                              : 0;
   }
   CollectGarbageLocked(/*all_due=*/false);
   if (published_.publish_seq != 0 && published_.commit_lsn >= committed && adopted_) return Status::Ok();
@@ -258,7 +254,7 @@ Status Drainer::CycleLocked() {
     stats_.behind_bytes = behind_bytes;
   }
   bool reused = false;
-  CKPTFS_RETURN_IF_ERROR(SendLocked(pieces, image, &reused));
+  CKPTFS_RETURN_IF_ERROR(SendLocked(pieces, &reused));
   if (reused) {
     // A segment this commit needs was handed out again while we copied it:
     // the commit cannot be completed, a newer one will not need it.
@@ -320,8 +316,7 @@ Status Drainer::AdoptLocked(const CommittedImage& image) {
   return Status::Ok();
 }
 
-Status Drainer::SendLocked(const std::vector<Piece>& pieces, const CommittedImage& image,
-                           bool* segment_reused) {
+Status Drainer::SendLocked(const std::vector<Piece>& pieces, bool* segment_reused) {
   struct InFlight {
     std::unique_ptr<RadosImage::Op> op;
     Piece piece;
@@ -332,8 +327,6 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, const CommittedImag
   std::vector<size_t> free_buffers;
   std::deque<InFlight> in_flight;
   Status failed;
-  std::map<uint32_t, uint64_t> incarnation;
-  for (const SegmentImage& s : image.segments) incarnation[s.segment] = s.incarnation;
   // Waits for the oldest write; a chunk that arrived is the image's from now on.
   auto complete_oldest = [&]() REQUIRES(cycle_mu_) {
     InFlight f = std::move(in_flight.front());
@@ -363,8 +356,9 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, const CommittedImag
     }
     const size_t b = free_buffers.back();
     free_buffers.pop_back();
-    auto unchanged = source_->ReadSegment(p.segment, incarnation[p.segment], p.offset, buffers[b].data(),
-                                          p.length);
+    // CycleLocked set known_ to the image's incarnation of every segment.
+    const Known& k = known_[p.segment];
+    auto unchanged = source_->ReadSegment(p.segment, k.incarnation, p.offset, buffers[b].data(), p.length);
     if (!unchanged.ok() || !*unchanged) {
       free_buffers.push_back(b);
       if (!unchanged.ok()) failed = unchanged.status();
@@ -372,7 +366,6 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, const CommittedImag
       break;
     }
     const uint32_t crc = crc32c::Value(buffers[b].data(), p.length);
-    const Known& k = known_[p.segment];
     in_flight.push_back({image_->StartWrite(ImageManifest::ObjectName(p.segment, k.object_id),
                                             buffers[b].data(), p.length, p.offset),
                          p, crc, b});

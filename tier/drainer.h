@@ -75,7 +75,6 @@ class Drainer {
   DrainStats Stats() const EXCLUDES(stats_mu_);
 
   static std::string LockCookie(uint64_t store_id);
-  static constexpr const char* kLockName = "ckptfs.writer";
 
  private:
   Drainer(std::unique_ptr<RadosImage> image, CommittedImageSource* source, uint64_t store_id,
@@ -100,8 +99,8 @@ class Drainer {
   // Makes the previous writer's chunks of segments this store still holds
   // unchanged (checked by CRC) count as sent.
   Status AdoptLocked(const CommittedImage& image) REQUIRES(cycle_mu_);
-  Status SendLocked(const std::vector<Piece>& pieces, const CommittedImage& image,
-                    bool* segment_reused) REQUIRES(cycle_mu_);
+  // Sends `pieces` of the segments' current incarnations (known_).
+  Status SendLocked(const std::vector<Piece>& pieces, bool* segment_reused) REQUIRES(cycle_mu_);
   Status PublishLocked(const CommittedImage& image) REQUIRES(cycle_mu_);
   void CollectGarbageLocked(bool all_due) REQUIRES(cycle_mu_);
   void Tick() EXCLUDES(cycle_mu_);

@@ -50,6 +50,7 @@ struct ImageManifest {
   static constexpr uint32_t kVersion = 1;
   static constexpr const char* kObject = "manifest";
   static constexpr const char* kLockObject = "lock";
+  static constexpr const char* kLockName = "ckptfs.writer";  // the writer's exclusive lock
 
   uint64_t store_id = 0;
   uint64_t publish_seq = 0;  // manifests published before this one, plus one

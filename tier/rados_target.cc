@@ -27,4 +27,13 @@ Result<RadosTarget> ParseRadosSpec(std::string_view spec) {
   return t;
 }
 
+Result<RadosTarget> ParseRadosSpec(std::string_view spec, const std::string& ceph_conf,
+                                   const std::string& ceph_id, unsigned timeout_seconds) {
+  CKPTFS_ASSIGN_OR_RETURN(RadosTarget t, ParseRadosSpec(spec));
+  t.ceph_conf = ceph_conf;
+  t.ceph_id = ceph_id;
+  t.timeout_seconds = timeout_seconds;
+  return t;
+}
+
 }  // namespace ckptfs

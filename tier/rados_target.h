@@ -28,5 +28,8 @@ inline bool IsRadosSpec(std::string_view spec) { return spec.substr(0, kRadosSch
 // Parses "rados:POOL/NAME". NAME is 1-64 characters of [A-Za-z0-9._-], so it
 // is one RADOS namespace and one line in any listing.
 Result<RadosTarget> ParseRadosSpec(std::string_view spec);
+// ParseRadosSpec, with how to reach the cluster (empty: the defaults).
+Result<RadosTarget> ParseRadosSpec(std::string_view spec, const std::string& ceph_conf,
+                                   const std::string& ceph_id, unsigned timeout_seconds);
 
 }  // namespace ckptfs

@@ -22,8 +22,8 @@ constexpr int kClean = 0, kCorrected = 1, kUncorrected = 4, kOperational = 8, kU
 // store, so a store that is busy is waited for, up to `wait_seconds`.
 // A drained image in RADOS, checked as the device it describes.
 ckptfs::Result<ckptfs::CheckReport> CheckImage(const std::string& spec, const std::string& ceph_conf) {
-  CKPTFS_ASSIGN_OR_RETURN(ckptfs::RadosTarget target, ckptfs::ParseRadosSpec(spec));
-  target.ceph_conf = ceph_conf;
+  CKPTFS_ASSIGN_OR_RETURN(ckptfs::RadosTarget target,
+                          ckptfs::ParseRadosSpec(spec, ceph_conf, "", ckptfs::RadosTarget{}.timeout_seconds));
   CKPTFS_ASSIGN_OR_RETURN(auto image, ckptfs::RadosImage::Open(target));
   CKPTFS_ASSIGN_OR_RETURN(auto device, ckptfs::RadosImageDevice::Open(std::move(image)));
   return ckptfs::CheckStore(device.get());

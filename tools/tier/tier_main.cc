@@ -96,14 +96,11 @@ int Wait(const std::string& mountpoint, double timeout) {
 }
 
 Result<std::unique_ptr<ckptfs::RadosImage>> OpenImage(const std::string& spec, const Cluster& cluster) {
-  CKPTFS_ASSIGN_OR_RETURN(ckptfs::RadosTarget target, ckptfs::ParseRadosSpec(spec));
-  target.ceph_conf = cluster.ceph_conf;
-  target.ceph_id = cluster.ceph_id;
-  target.timeout_seconds = static_cast<unsigned>(cluster.timeout);
+  CKPTFS_ASSIGN_OR_RETURN(ckptfs::RadosTarget target,
+                          ckptfs::ParseRadosSpec(spec, cluster.ceph_conf, cluster.ceph_id,
+                                                 static_cast<unsigned>(cluster.timeout)));
   return ckptfs::RadosImage::Open(target);
 }
-
-constexpr const char* kLockName = "ckptfs.writer";  // Drainer::kLockName
 
 int ImageStatus(const std::string& spec, const Cluster& cluster, bool json) {
   auto image = OpenImage(spec, cluster);
@@ -123,7 +120,7 @@ int ImageStatus(const std::string& spec, const Cluster& cluster, bool json) {
     std::fprintf(stderr, "ckptfs-tier: %s: %s\n", spec.c_str(), manifest.status().ToString().c_str());
     return 1;
   }
-  auto lockers = (*image)->Lockers(ckptfs::ImageManifest::kLockObject, kLockName);
+  auto lockers = (*image)->Lockers(ckptfs::ImageManifest::kLockObject, ckptfs::ImageManifest::kLockName);
   std::string writer = "none";
   if (lockers.ok() && !lockers->empty()) {
     writer = (*lockers)[0].client + " at " + (*lockers)[0].address + " (" + (*lockers)[0].cookie + ")";
@@ -172,7 +169,7 @@ int Takeover(const std::string& spec, const Cluster& cluster) {
     std::fprintf(stderr, "ckptfs-tier: %s\n", image.status().ToString().c_str());
     return 1;
   }
-  auto lockers = (*image)->Lockers(ckptfs::ImageManifest::kLockObject, kLockName);
+  auto lockers = (*image)->Lockers(ckptfs::ImageManifest::kLockObject, ckptfs::ImageManifest::kLockName);
   if (!lockers.ok()) {
     std::fprintf(stderr, "ckptfs-tier: %s\n", lockers.status().ToString().c_str());
     return 1;
@@ -182,7 +179,7 @@ int Takeover(const std::string& spec, const Cluster& cluster) {
     return 0;
   }
   for (const auto& l : *lockers) {
-    Status s = (*image)->BreakLock(ckptfs::ImageManifest::kLockObject, kLockName, l);
+    Status s = (*image)->BreakLock(ckptfs::ImageManifest::kLockObject, ckptfs::ImageManifest::kLockName, l);
     if (!s.ok()) {
       std::fprintf(stderr, "ckptfs-tier: %s\n", s.ToString().c_str());
       return 1;
