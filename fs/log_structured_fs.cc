@@ -33,12 +33,16 @@ DataLogOptions DataLogOptionsFor(const MountOptions& options) {
 }
 
 // The device the store runs on: `device` itself, or a WriteTrackingDevice
-// over it when a tier needs to know what each commit wrote.
-std::unique_ptr<BlockDevice> TrackIfAsked(std::unique_ptr<BlockDevice> device,
-                                          const MountOptions& options, const Superblock& sb) {
-  if (!options.track_committed_images) return device;
-  return std::make_unique<WriteTrackingDevice>(std::move(device), sb.data_start, sb.segment_size,
-                                               sb.segment_count);
+// over it when a tier needs to know what each commit wrote; under a router
+// that sends reads of runs evicted to a tier there.
+std::unique_ptr<TierRoutingDevice> RoutedDevice(std::unique_ptr<BlockDevice> device,
+                                                const MountOptions& options,
+                                                const Superblock& sb) {
+  if (options.track_committed_images) {
+    device = std::make_unique<WriteTrackingDevice>(std::move(device), sb.data_start,
+                                                   sb.segment_size, sb.segment_count);
+  }
+  return std::make_unique<TierRoutingDevice>(std::move(device));
 }
 
 }  // namespace
@@ -47,7 +51,7 @@ LogStructuredFs::LogStructuredFs(const MountOptions& options,
                                  const CompressionPolicy& compression,
                                  std::unique_ptr<BlockDevice> device, const Superblock& sb)
     : options_(options),
-      device_(TrackIfAsked(std::move(device), options, sb)),
+      device_(RoutedDevice(std::move(device), options, sb)),
       sb_(sb),
       zeros_(std::make_shared<const AlignedBuffer>(PhysicalExtent::kMaxRunLength)),
       // A segment is provisioned whole when handed out, so no write into it
@@ -59,15 +63,19 @@ LogStructuredFs::LogStructuredFs(const MountOptions& options,
       data_(device_.get(), sb_, &segments_, DataLogOptionsFor(options)),
       journal_(options, device_.get(), sb_, &segments_, &data_),
       policies_(compression),
+      evictor_(options.track_committed_images
+                   ? std::make_unique<Evictor>(sb_, &journal_, &segments_, tracking_device(),
+                                               device_.get())
+                   : nullptr),
       cleaner_(options, sb_, &journal_, &data_, &segments_, &policies_, &encoder_tally_,
-               &bytes_written_),
+               &bytes_written_, evictor_.get()),
       pipeline_(options, &journal_, &segments_, &encoder_tally_,
                 [this](const char* data, size_t len, RunCoding coding) {
                   return cleaner_.AppendMakingRoom(data, len, coding, /*placing_pending=*/true);
                 }) {
   if (options.track_committed_images) {
-    committed_images_ = std::make_unique<CommittedImages>(
-        &journal_, &segments_, static_cast<WriteTrackingDevice*>(device_.get()), &bytes_written_);
+    committed_images_ = std::make_unique<CommittedImages>(&journal_, &segments_, tracking_device(),
+                                                          device_.get(), &bytes_written_);
   }
 }
 
@@ -334,6 +342,15 @@ StoreStats LogStructuredFs::Stats() {
   const CleanerStats c = cleaner_.stats();
   s.cleaner_bytes_moved = c.bytes_moved;
   s.cleaner_segments = c.segments;
+  if (evictor_) {
+    const EvictorStats ev = evictor_->stats();
+    s.evicted_segments = ev.segments;
+    s.evicted_bytes = ev.bytes;
+  }
+  s.remote_objects = u.remote_objects;
+  s.remote_live_bytes = u.remote_live_bytes;
+  s.remote_reads = device_->remote_reads();
+  s.remote_read_bytes = device_->remote_read_bytes();
   const EncoderStats e = encoder_tally_.Total();
   s.compressed_runs = e.runs - e.runs_raw;
   s.compress_raw_runs = e.runs_raw;

@@ -20,11 +20,13 @@
 
 #include "ckptfs/filesystem.h"
 #include "clean/cleaner.h"
+#include "clean/evictor.h"
 #include "compress/compression_pipeline.h"
 #include "compress/compression_policies.h"
 #include "compress/encoder_tally.h"
 #include "format/superblock.h"
 #include "io/block_device.h"
+#include "io/tier_routing_device.h"
 #include "journal/committed_images.h"
 #include "journal/journal.h"
 #include "segment/data_log.h"
@@ -107,11 +109,17 @@ class LogStructuredFs : public FileSystem {
   enum class Use { kLookup, kOpenHandle };
   void DropUse(uint64_t ino, Use use, uint64_t count) EXCLUDES(journal_.mu());
   struct stat StatOf(const Inode& node) const;
+  // The device under the router, when options_.track_committed_images.
+  WriteTrackingDevice* tracking_device() const {
+    return static_cast<WriteTrackingDevice*>(device_->local());
+  }
   // statfs figures given the inode count.
   struct statvfs StatFsFor(size_t inodes) const;
 
   const MountOptions options_;
-  const std::unique_ptr<BlockDevice> device_;
+  // Reads of runs evicted to a tier go to the tier; everything else to the
+  // store's device (a WriteTrackingDevice when options_.track_committed_images).
+  const std::unique_ptr<TierRoutingDevice> device_;
   const Superblock sb_;  // geometry and store id: never change
   // Holes are lent from here (ReadInto): zeros, never written.
   const std::shared_ptr<const AlignedBuffer> zeros_;
@@ -122,6 +130,8 @@ class LogStructuredFs : public FileSystem {
   Journal journal_;
   CompressionPolicies policies_;
   EncoderTally encoder_tally_;
+  // Set when options_.track_committed_images (a tier may be attached).
+  const std::unique_ptr<Evictor> evictor_;
   Cleaner cleaner_;
   CompressionPipeline pipeline_;
   // Set when options_.track_committed_images: device_ is then a

@@ -18,7 +18,9 @@ Result<std::unique_ptr<TierAttachment>> TierAttachment::Check(const RadosTarget&
   return t;
 }
 
-TierAttachment::~TierAttachment() = default;
+TierAttachment::~TierAttachment() {
+  if (drainer_) source_->AttachTier(nullptr);
+}
 
 Result<std::unique_ptr<Drainer>> TierAttachment::Connect() const {
   CKPTFS_ASSIGN_OR_RETURN(auto image, RadosImage::Open(target_));
@@ -28,6 +30,9 @@ Result<std::unique_ptr<Drainer>> TierAttachment::Connect() const {
 Status TierAttachment::Start() {
   CKPTFS_ASSIGN_OR_RETURN(drainer_, Connect());
   drainer_->Start();
+  // From now on the device is a cache of the image: runs evicted earlier
+  // read from it, and published segments may be evicted.
+  source_->AttachTier(drainer_.get());
   spdlog::info("draining to {}", target_.ToString());
   return Status::Ok();
 }
@@ -35,6 +40,7 @@ Status TierAttachment::Start() {
 Status TierAttachment::Finish(std::chrono::milliseconds timeout) {
   if (!drainer_) return Status::Ok();
   Status s = drainer_->DrainUntil(0, timeout);
+  source_->AttachTier(nullptr);
   drainer_->Stop();
   if (s.ok()) {
     spdlog::info("{} holds the store's last commit", target_.ToString());

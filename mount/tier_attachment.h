@@ -5,7 +5,8 @@
 // and takes the image's writer lock, so that an unreachable cluster, a
 // missing pool, another writer or another store's image stops the mount
 // with a message on the terminal; it then lets go. Start, after the fork,
-// connects again and runs the Drainer. Finish, at unmount, gives the drain
+// connects again, runs the Drainer and attaches it to the store as its
+// RemoteTier (the device becomes a cache of the image). Finish, at unmount, gives the drain
 // a bounded time to send the last commit (what it cannot send, the next
 // mount of the store sends: nothing is lost locally).
 #pragma once

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cinttypes>
 #include <cstdio>
 #include <deque>
@@ -59,6 +60,27 @@ uint64_t ObjectIdOf(const std::string& name) {
   return id;
 }
 
+// The objects a manifest names, in both of its lists.
+std::set<std::string> ObjectNames(const ImageManifest& m) {
+  std::set<std::string> names;
+  for (const auto* list : {&m.segments, &m.evicted}) {
+    for (const ImageSegment& s : *list) names.insert(ImageManifest::ObjectName(s.segment, s.object_id));
+  }
+  return names;
+}
+
+std::vector<ByteRange> RangesOf(const std::vector<ImageChunk>& chunks) {
+  std::vector<ByteRange> ranges;
+  for (const ImageChunk& c : chunks) {
+    if (!ranges.empty() && ranges.back().offset + ranges.back().length == c.offset) {
+      ranges.back().length += c.length;
+    } else {
+      ranges.push_back({c.offset, c.length});
+    }
+  }
+  return ranges;
+}
+
 }  // namespace
 
 std::string Drainer::LockCookie(uint64_t store_id) {
@@ -108,6 +130,8 @@ Result<std::unique_ptr<Drainer>> Drainer::Open(std::unique_ptr<RadosImage> image
     }
     MutexLock lock(&d->cycle_mu_);
     d->published_ = std::move(*decoded);
+    // Runs evicted by an earlier daemon are read from the start.
+    d->UpdateViewLocked(nullptr);
     MutexLock stats_lock(&d->stats_mu_);
     d->stats_.published = true;
     d->stats_.drained_lsn = d->published_.commit_lsn;
@@ -144,9 +168,12 @@ bool Drainer::DeferForBurstLocked() {
   const auto now = std::chrono::steady_clock::now();
   const uint64_t written = source_->BytesWritten();
   const double seconds = std::chrono::duration<double>(now - last_tick_).count();
+  // A store running out of room needs the drain now: what it has not
+  // drained it cannot evict.
   const bool busy = last_tick_.time_since_epoch().count() != 0 && seconds > 0 &&
                     options_.busy_bytes_per_second > 0 &&
-                    (written - last_bytes_written_) / seconds > options_.busy_bytes_per_second;
+                    (written - last_bytes_written_) / seconds > options_.busy_bytes_per_second &&
+                    !source_->SpaceIsLow();
   last_tick_ = now;
   last_bytes_written_ = written;
   if (!busy || options_.max_deferral.count() == 0) {
@@ -267,8 +294,7 @@ Status Drainer::CycleLocked() {
 
 Status Drainer::ScanObjectsLocked() {
   CKPTFS_ASSIGN_OR_RETURN(std::vector<std::string> names, image_->List());
-  std::set<std::string> named;
-  for (const ImageSegment& s : published_.segments) named.insert(ImageManifest::ObjectName(s.segment, s.object_id));
+  const std::set<std::string> named = ObjectNames(published_);
   next_object_id_ = std::max<uint64_t>(next_object_id_, published_.next_object_id);
   const auto due = std::chrono::steady_clock::now() + options_.gc_delay;
   for (const std::string& name : names) {
@@ -382,21 +408,36 @@ Status Drainer::PublishLocked(const CommittedImage& image) {
   next.published_ns = WallNanos();
   next.next_object_id = next_object_id_;
   next.superblock = image.superblock;
+  std::set<uint64_t> local_objects;
   for (const SegmentImage& s : image.segments) {
     const Known& k = known_[s.segment];
     next.segments.push_back(ImageSegment{s.segment, k.object_id, k.chunks});
+    local_objects.insert(k.object_id);
   }
+  // Objects the commit points at by remote address: each was published
+  // before its runs were evicted, as a segment entry or already evicted.
+  for (uint64_t object : image.remote_objects) {
+    if (local_objects.count(object)) continue;  // evicted after the capture
+    const ImageSegment* held = published_.FindObject(object);
+    if (held == nullptr) {
+      return Status::Corruption("the store points at tier object " + std::to_string(object) +
+                                ", which no published image of " + image_->target().ToString() +
+                                " holds");
+    }
+    next.evicted.push_back(*held);
+  }
+  std::sort(next.evicted.begin(), next.evicted.end(),
+            [](const ImageSegment& a, const ImageSegment& b) { return a.object_id < b.object_id; });
   CKPTFS_RETURN_IF_ERROR(image_->WriteWhole(ImageManifest::kObject, next.Encode()));
 
   // What the new manifest no longer names goes, after the grace period.
-  std::set<std::string> named;
-  for (const ImageSegment& s : next.segments) named.insert(ImageManifest::ObjectName(s.segment, s.object_id));
+  const std::set<std::string> named = ObjectNames(next);
   const auto due = std::chrono::steady_clock::now() + options_.gc_delay;
-  for (const ImageSegment& s : published_.segments) {
-    std::string name = ImageManifest::ObjectName(s.segment, s.object_id);
-    if (!named.count(name)) garbage_.push_back({due, std::move(name)});
+  for (const std::string& name : ObjectNames(published_)) {
+    if (!named.count(name)) garbage_.push_back({due, name});
   }
   published_ = std::move(next);
+  UpdateViewLocked(&image);
   MutexLock lock(&stats_mu_);
   stats_.published = true;
   stats_.drained_lsn = published_.commit_lsn;
@@ -426,6 +467,50 @@ void Drainer::CollectGarbageLocked(bool all_due) {
   if (removed == 0) return;
   MutexLock lock(&stats_mu_);
   stats_.objects_removed += removed;
+}
+
+void Drainer::UpdateViewLocked(const CommittedImage* image) {
+  std::map<uint32_t, HeldSegment> segments;
+  if (image != nullptr) {
+    for (const SegmentImage& s : image->segments) {
+      const ImageSegment* held = published_.Find(s.segment);
+      if (held == nullptr) continue;
+      segments[s.segment] = HeldSegment{s.incarnation, RemoteSegment{held->object_id, RangesOf(held->chunks)}};
+    }
+  }
+  std::map<uint64_t, uint32_t> objects;
+  for (const auto* list : {&published_.segments, &published_.evicted}) {
+    for (const ImageSegment& s : *list) objects[s.object_id] = s.segment;
+  }
+  MutexLock lock(&view_mu_);
+  view_segments_ = std::move(segments);
+  view_objects_ = std::move(objects);
+}
+
+std::optional<RemoteSegment> Drainer::Published(uint32_t segment, uint64_t incarnation) {
+  MutexLock lock(&view_mu_);
+  auto it = view_segments_.find(segment);
+  if (it == view_segments_.end() || it->second.incarnation != incarnation) return std::nullopt;
+  return it->second.where;
+}
+
+Status Drainer::ReadRemote(uint64_t object, uint64_t offset, void* buf, size_t len) {
+  uint32_t segment = 0;
+  {
+    MutexLock lock(&view_mu_);
+    auto it = view_objects_.find(object);
+    if (it == view_objects_.end()) {
+      return Status::IOError(image_->target().ToString() + " holds no object " + std::to_string(object) +
+                             " for an evicted run");
+    }
+    segment = it->second;
+  }
+  char* out = static_cast<char*>(buf);
+  CKPTFS_ASSIGN_OR_RETURN(size_t n, image_->Read(ImageManifest::ObjectName(segment, object), out, len, offset));
+  // The object ends at the last chunk sent; the block-aligned read may ask
+  // for bytes past it, which were never written.
+  if (n < len) std::memset(out + n, 0, len - n);
+  return Status::Ok();
 }
 
 DrainStats Drainer::Stats() const {

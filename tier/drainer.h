@@ -19,19 +19,28 @@
 // Errors (RADOS unreachable, slow, full) never reach the filesystem: the
 // cycle fails, is counted and logged, and is retried with backoff.
 //
+// The drainer is also the store's RemoteTier (include/ckptfs/remote_tier.h):
+// it tells the store which segment incarnations the published image holds,
+// so the store may evict them, and serves reads of evicted runs. Each image
+// it publishes keeps the objects the store's commit points at by remote
+// address (the manifest's evicted list).
+//
 // Threads: Start() runs cycles on one background thread; the state below
-// mu_ is what other threads read (Stats, WaitDrained). The plan (known_,
-// next_object_id_, published_) belongs to the drain thread alone.
+// stats_mu_ is what other threads read (Stats, DrainUntil), and the view
+// below view_mu_ what the store's threads read (Published, ReadRemote). The
+// plan (known_, next_object_id_, published_) belongs to the cycle.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ckptfs/committed_image.h"
+#include "ckptfs/remote_tier.h"
 #include "drain_stats.h"
 #include "image_manifest.h"
 #include "rados_image.h"
@@ -48,20 +57,22 @@ struct DrainOptions {
   std::chrono::seconds gc_delay{300};  // before removing objects a manifest dropped
   // While the store takes more than busy_bytes_per_second of writes, the
   // drain waits (its reads, CRCs and, on a shared machine, the OSDs' work
-  // would slow the burst), but never longer than max_deferral behind.
+  // would slow the burst), but never longer than max_deferral behind, and
+  // not at all while the store is short of space (it can only evict what
+  // the image holds).
   // 0 for either: drain at once, always.
   uint64_t busy_bytes_per_second = 64ull << 20;
   std::chrono::milliseconds max_deferral{60000};
 };
 
-class Drainer {
+class Drainer : public RemoteTier {
  public:
   // Takes the image's writer lock and reads its manifest. Busy when another
   // writer holds the image; Invalid when the image holds another store.
   static Result<std::unique_ptr<Drainer>> Open(std::unique_ptr<RadosImage> image,
                                                CommittedImageSource* source, uint64_t store_id,
                                                const DrainOptions& options);
-  ~Drainer();
+  ~Drainer() override;
 
   void Start();
   // Stops the background thread after its cycle and releases the lock.
@@ -73,6 +84,12 @@ class Drainer {
   Status DrainUntil(uint64_t seq, std::chrono::milliseconds timeout) EXCLUDES(cycle_mu_);
 
   DrainStats Stats() const EXCLUDES(stats_mu_);
+
+  // RemoteTier.
+  std::optional<RemoteSegment> Published(uint32_t segment, uint64_t incarnation) override
+      EXCLUDES(view_mu_);
+  Status ReadRemote(uint64_t object, uint64_t offset, void* buf, size_t len) override
+      EXCLUDES(view_mu_);
 
   static std::string LockCookie(uint64_t store_id);
 
@@ -102,6 +119,10 @@ class Drainer {
   // Sends `pieces` of the segments' current incarnations (known_).
   Status SendLocked(const std::vector<Piece>& pieces, bool* segment_reused) REQUIRES(cycle_mu_);
   Status PublishLocked(const CommittedImage& image) REQUIRES(cycle_mu_);
+  // Makes the view (view_mu_) show `published_`, whose segments held the
+  // incarnations `image` names (null: not known, as for a manifest read at
+  // Open: nothing is evictable until the first publish).
+  void UpdateViewLocked(const CommittedImage* image) REQUIRES(cycle_mu_) EXCLUDES(view_mu_);
   void CollectGarbageLocked(bool all_due) REQUIRES(cycle_mu_);
   void Tick() EXCLUDES(cycle_mu_);
   // True while a burst is on and the drain may still wait for it to end.
@@ -114,7 +135,7 @@ class Drainer {
   const DrainOptions options_;
 
   // One cycle at a time (the thread's, or DrainUntil's on unmount).
-  Mutex cycle_mu_ ACQUIRED_BEFORE(stats_mu_);
+  Mutex cycle_mu_ ACQUIRED_BEFORE(stats_mu_, view_mu_);
   bool scanned_ GUARDED_BY(cycle_mu_) = false;
   bool adopted_ GUARDED_BY(cycle_mu_) = false;
   std::map<uint32_t, Known> known_ GUARDED_BY(cycle_mu_);
@@ -129,6 +150,15 @@ class Drainer {
   // Objects to remove once their time comes.
   std::vector<std::pair<std::chrono::steady_clock::time_point, std::string>> garbage_
       GUARDED_BY(cycle_mu_);
+
+  // What the last published image holds, for the store's threads.
+  struct HeldSegment {
+    uint64_t incarnation = 0;
+    RemoteSegment where;
+  };
+  mutable Mutex view_mu_;
+  std::map<uint32_t, HeldSegment> view_segments_ GUARDED_BY(view_mu_);
+  std::map<uint64_t, uint32_t> view_objects_ GUARDED_BY(view_mu_);  // object -> its segment
 
   mutable Mutex stats_mu_;
   DrainStats stats_ GUARDED_BY(stats_mu_);

@@ -13,6 +13,40 @@ namespace {
 constexpr char kMagic[8] = {'C', 'K', 'P', 'T', 'I', 'M', 'G', '\n'};
 constexpr size_t kSuperblockBlock = 4096;
 
+// The local list is sorted by segment, the evicted one by object.
+enum class SortedBy { kSegment, kObject };
+
+Result<std::vector<ImageSegment>> DecodeEntries(Decoder* d, SortedBy sorted_by) {
+  const bool by_object = sorted_by == SortedBy::kObject;
+  const std::string key = by_object ? "evicted object" : "segment";
+  std::vector<ImageSegment> out;
+  uint32_t count = 0;
+  if (!d->U32(&count)) return Status::Corruption("image manifest is truncated");
+  for (uint32_t i = 0; i < count; ++i) {
+    ImageSegment s;
+    uint32_t chunks = 0;
+    if (!d->U32(&s.segment) || !d->U64(&s.object_id) || !d->U32(&chunks)) {
+      return Status::Corruption("image manifest is truncated in " + key + " entry " + std::to_string(i));
+    }
+    if (!out.empty() && (by_object ? out.back().object_id >= s.object_id : out.back().segment >= s.segment)) {
+      return Status::Corruption("image manifest lists " + key + "s out of order");
+    }
+    for (uint32_t j = 0; j < chunks; ++j) {
+      ImageChunk c;
+      if (!d->U32(&c.offset) || !d->U32(&c.length) || !d->U32(&c.crc)) {
+        return Status::Corruption("image manifest is truncated in " + key + " entry " + std::to_string(i));
+      }
+      if (!s.chunks.empty() && s.chunks.back().offset + s.chunks.back().length > c.offset) {
+        return Status::Corruption("image manifest has overlapping chunks in segment " +
+                                  std::to_string(s.segment));
+      }
+      s.chunks.push_back(c);
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string ImageManifest::ObjectName(uint32_t segment, uint64_t object_id) {
@@ -25,10 +59,21 @@ const ImageSegment* ImageManifest::Find(uint32_t segment) const {
   return it != segments.end() && it->segment == segment ? &*it : nullptr;
 }
 
+const ImageSegment* ImageManifest::FindObject(uint64_t object_id) const {
+  auto it = std::lower_bound(evicted.begin(), evicted.end(), object_id,
+                             [](const ImageSegment& s, uint64_t id) { return s.object_id < id; });
+  if (it != evicted.end() && it->object_id == object_id) return &*it;
+  auto local = std::find_if(segments.begin(), segments.end(),
+                            [&](const ImageSegment& s) { return s.object_id == object_id; });
+  return local != segments.end() ? &*local : nullptr;
+}
+
 uint64_t ImageManifest::StoredBytes() const {
   uint64_t n = 0;
-  for (const ImageSegment& s : segments) {
-    for (const ImageChunk& c : s.chunks) n += c.length;
+  for (const auto* list : {&segments, &evicted}) {
+    for (const ImageSegment& s : *list) {
+      for (const ImageChunk& c : s.chunks) n += c.length;
+    }
   }
   return n;
 }
@@ -46,15 +91,17 @@ std::string ImageManifest::Encode() const {
   std::string sb = superblock;
   sb.resize(kSuperblockBlock, '\0');
   out += sb;
-  e.U32(static_cast<uint32_t>(segments.size()));
-  for (const ImageSegment& s : segments) {
-    e.U32(s.segment);
-    e.U64(s.object_id);
-    e.U32(static_cast<uint32_t>(s.chunks.size()));
-    for (const ImageChunk& c : s.chunks) {
-      e.U32(c.offset);
-      e.U32(c.length);
-      e.U32(c.crc);
+  for (const auto* list : {&segments, &evicted}) {
+    e.U32(static_cast<uint32_t>(list->size()));
+    for (const ImageSegment& s : *list) {
+      e.U32(s.segment);
+      e.U64(s.object_id);
+      e.U32(static_cast<uint32_t>(s.chunks.size()));
+      for (const ImageChunk& c : s.chunks) {
+        e.U32(c.offset);
+        e.U32(c.length);
+        e.U32(c.crc);
+      }
     }
   }
   e.U32(crc32c::Value(out.data(), out.size()));
@@ -70,9 +117,9 @@ Result<ImageManifest> ImageManifest::Decode(const std::string& data) {
   uint32_t version = 0, flags = 0;
   d.U32(&version);
   d.U32(&flags);
-  if (version != kVersion) {
+  if (version < 1 || version > kVersion) {
     return Status::NotSupported("image manifest version " + std::to_string(version) +
-                                " (this ckptfs reads version " + std::to_string(kVersion) + ")");
+                                " (this ckptfs reads versions 1 to " + std::to_string(kVersion) + ")");
   }
   const uint32_t stored_crc = DecodeFixed32(data.data() + data.size() - 4);
   if (crc32c::Value(data.data(), data.size() - 4) != stored_crc) {
@@ -84,29 +131,9 @@ Result<ImageManifest> ImageManifest::Decode(const std::string& data) {
   if (!ok || d.rest().size() < kSuperblockBlock + 4) return Status::Corruption("image manifest is truncated");
   m.superblock = std::string(d.rest().substr(0, kSuperblockBlock));
   d = Decoder(d.rest().substr(kSuperblockBlock));
-  uint32_t count = 0;
-  if (!d.U32(&count)) return Status::Corruption("image manifest is truncated");
-  for (uint32_t i = 0; i < count; ++i) {
-    ImageSegment s;
-    uint32_t chunks = 0;
-    if (!d.U32(&s.segment) || !d.U64(&s.object_id) || !d.U32(&chunks)) {
-      return Status::Corruption("image manifest is truncated in entry " + std::to_string(i));
-    }
-    if (!m.segments.empty() && m.segments.back().segment >= s.segment) {
-      return Status::Corruption("image manifest lists segments out of order");
-    }
-    for (uint32_t j = 0; j < chunks; ++j) {
-      ImageChunk c;
-      if (!d.U32(&c.offset) || !d.U32(&c.length) || !d.U32(&c.crc)) {
-        return Status::Corruption("image manifest is truncated in entry " + std::to_string(i));
-      }
-      if (!s.chunks.empty() && s.chunks.back().offset + s.chunks.back().length > c.offset) {
-        return Status::Corruption("image manifest has overlapping chunks in segment " +
-                                  std::to_string(s.segment));
-      }
-      s.chunks.push_back(c);
-    }
-    m.segments.push_back(std::move(s));
+  CKPTFS_ASSIGN_OR_RETURN(m.segments, DecodeEntries(&d, SortedBy::kSegment));
+  if (version >= 2) {
+    CKPTFS_ASSIGN_OR_RETURN(m.evicted, DecodeEntries(&d, SortedBy::kObject));
   }
   if (d.rest().size() != 4) return Status::Corruption("image manifest has trailing bytes");
   return m;

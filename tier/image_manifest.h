@@ -15,13 +15,18 @@
 //   store_id u64, publish_seq u64, commit_lsn u64, published_ns i64,
 //   next_object_id u64,
 //   superblock: 4096 bytes (the local store's superblock block at the commit)
-//   entry_count u32, then per entry:
+//   entry_count u32, then per entry (sorted by segment):
 //     segment u32, object_id u64, chunk_count u32,
 //     chunk_count x (offset u32, length u32, crc u32)   offsets within the segment
+//   evicted_count u32, then as many entries of the same shape (sorted by
+//     object_id; version 2 only): objects of segment incarnations the store
+//     no longer holds locally, whose runs its log points at by remote
+//     address (format/physical_extent.h, RemoteTier)
 //   crc u32: CRC32C of everything before it.
-// A device read of the image (RadosImageDevice) serves the superblock for
-// both superblock copies, each listed chunk from its object, and zeros
-// everywhere else.
+// Version 1 (no evicted section) is still read. A device read of the image
+// (RadosImageDevice) serves the superblock for both superblock copies, each
+// listed chunk from its object, remote addresses from the object they name,
+// and zeros everywhere else.
 #pragma once
 
 #include <cstdint>
@@ -47,7 +52,7 @@ struct ImageSegment {
 };
 
 struct ImageManifest {
-  static constexpr uint32_t kVersion = 1;
+  static constexpr uint32_t kVersion = 2;
   static constexpr const char* kObject = "manifest";
   static constexpr const char* kLockObject = "lock";
   static constexpr const char* kLockName = "ckptfs.writer";  // the writer's exclusive lock
@@ -59,6 +64,7 @@ struct ImageManifest {
   uint64_t next_object_id = 1;
   std::string superblock;  // 4096 bytes
   std::vector<ImageSegment> segments;  // sorted by segment
+  std::vector<ImageSegment> evicted;   // sorted by object_id
 
   std::string Encode() const;
   // Invalid when `data` is not a manifest at all, NotSupported for another
@@ -66,8 +72,10 @@ struct ImageManifest {
   static Result<ImageManifest> Decode(const std::string& data);
 
   static std::string ObjectName(uint32_t segment, uint64_t object_id);
-  // The segment of this image that holds device byte `offset`, or null.
+  // The entry of local segment `segment`, or null.
   const ImageSegment* Find(uint32_t segment) const;
+  // The entry, in either list, of object `object_id`, or null.
+  const ImageSegment* FindObject(uint64_t object_id) const;
   uint64_t StoredBytes() const;
 };
 

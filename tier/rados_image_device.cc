@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "format/physical_extent.h"
 #include "format/superblock.h"
 
 namespace ckptfs {
@@ -34,16 +35,38 @@ RadosImageDevice::RadosImageDevice(std::unique_ptr<RadosImage> image, ImageManif
       segment_size_(segment_size),
       device_size_(device_size) {}
 
+void RadosImageDevice::StartChunkReads(const ImageSegment& entry, uint64_t lo, uint64_t hi,
+                                       char* out, std::vector<std::unique_ptr<RadosImage::Op>>* ops) {
+  const std::string object = ImageManifest::ObjectName(entry.segment, entry.object_id);
+  for (const ImageChunk& c : entry.chunks) {
+    const uint64_t from = std::max<uint64_t>(lo, c.offset);
+    const uint64_t to = std::min<uint64_t>(hi, c.offset + c.length);
+    if (from >= to) continue;
+    ops->push_back(image_->StartRead(object, out + (from - lo), to - from, from));
+  }
+}
+
 Status RadosImageDevice::Read(uint64_t offset, void* buf, size_t len) {
-  if (offset + len > device_size_) return Status::Range("read past the end of the image");
   char* out = static_cast<char*>(buf);
+  std::vector<std::unique_ptr<RadosImage::Op>> ops;
+  if (const PhysicalExtent at{offset}; at.remote()) {
+    // A run the store evicted before this image was published.
+    const ImageSegment* entry = manifest_.FindObject(at.remote_object());
+    if (entry == nullptr) {
+      return Status::Corruption(image_->target().ToString() + ": the image names no object " +
+                                std::to_string(at.remote_object()) + " for an evicted run");
+    }
+    std::memset(out, 0, len);
+    StartChunkReads(*entry, at.remote_offset(), at.remote_offset() + len, out, &ops);
+    return WaitAll(&ops);
+  }
+  if (offset + len > device_size_) return Status::Range("read past the end of the image");
   std::memset(out, 0, len);
   // The superblock copies.
   for (uint64_t copy : kSuperblockOffsets) {
     const uint64_t lo = std::max(offset, copy), hi = std::min(offset + len, copy + 4096);
     if (lo < hi) std::memcpy(out + (lo - offset), manifest_.superblock.data() + (lo - copy), hi - lo);
   }
-  std::vector<std::unique_ptr<RadosImage::Op>> ops;
   uint64_t at = std::max(offset, data_start_);
   const uint64_t end = offset + len;
   while (at < end) {
@@ -51,18 +74,16 @@ Status RadosImageDevice::Read(uint64_t offset, void* buf, size_t len) {
     const uint64_t seg_start = data_start_ + segment * segment_size_;
     const uint64_t seg_end = std::min(end, seg_start + segment_size_);
     if (const ImageSegment* s = manifest_.Find(segment)) {
-      const std::string object = ImageManifest::ObjectName(segment, s->object_id);
-      for (const ImageChunk& c : s->chunks) {
-        const uint64_t lo = std::max(at, seg_start + c.offset);
-        const uint64_t hi = std::min(seg_end, seg_start + c.offset + c.length);
-        if (lo >= hi) continue;
-        ops.push_back(image_->StartRead(object, out + (lo - offset), hi - lo, lo - seg_start));
-      }
+      StartChunkReads(*s, at - seg_start, seg_end - seg_start, out + (at - offset), &ops);
     }
     at = seg_end;
   }
+  return WaitAll(&ops);
+}
+
+Status RadosImageDevice::WaitAll(std::vector<std::unique_ptr<RadosImage::Op>>* ops) {
   Status first;
-  for (auto& op : ops) {
+  for (auto& op : *ops) {
     auto n = op->Wait();
     if (!n.ok() && first.ok()) first = n.status();
   }

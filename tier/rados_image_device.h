@@ -7,11 +7,14 @@
 //
 // Reads of the superblock area return the image's superblock (for both
 // copies), reads of a listed chunk come from its object, everything else is
-// zeros: that is the device the manifest describes. Large reads are split at
-// object boundaries and issued in parallel.
+// zeros: that is the device the manifest describes. Remote addresses (runs
+// the store had evicted to the image, format/physical_extent.h) are served
+// from the object they name. Large reads are split at object boundaries and
+// issued in parallel.
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "image_manifest.h"
 #include "io/block_device.h"
@@ -29,6 +32,8 @@ class RadosImageDevice : public BlockDevice {
   Status Flush() override;
   uint64_t size() const override { return device_size_; }
   Status Provision(uint64_t offset, uint64_t len) override;
+  // Runs the store had evicted when the image was published are in it.
+  bool ServesRemoteRuns() const override { return true; }
 
   const ImageManifest& manifest() const { return manifest_; }
 
@@ -36,6 +41,12 @@ class RadosImageDevice : public BlockDevice {
   RadosImageDevice(std::unique_ptr<RadosImage> image, ImageManifest manifest, uint64_t data_start,
                    uint64_t segment_size, uint64_t device_size);
   Status ReadOnly() const;
+  // Starts reads of the bytes [lo, hi) of `entry`'s segment that its chunks
+  // hold, into out[0, hi - lo) (the rest stays as it is: zeros).
+  void StartChunkReads(const ImageSegment& entry, uint64_t lo, uint64_t hi, char* out,
+                       std::vector<std::unique_ptr<RadosImage::Op>>* ops);
+  // Waits for every op; the first failure.
+  static Status WaitAll(std::vector<std::unique_ptr<RadosImage::Op>>* ops);
 
   const std::unique_ptr<RadosImage> image_;
   const ImageManifest manifest_;

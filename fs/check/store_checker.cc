@@ -91,8 +91,16 @@ void CheckRuns(BlockDevice* device, const Superblock& sb, const Namespace& ns,
     const uint64_t stored = AlignUp(run.phys.length, kBlockSize);
     ++report->stored_runs;
     report->stored_bytes += run.phys.length;
-    const uint32_t segment = static_cast<uint32_t>((addr - sb.data_start) / sb.segment_size);
-    if (is_meta[segment]) {
+    if (run.phys.remote()) {
+      ++report->remote_runs;
+      report->remote_bytes += run.phys.length;
+      if (!device->ServesRemoteRuns()) {
+        ++report->remote_unchecked;
+        continue;
+      }
+    } else if (const uint32_t segment =
+                   static_cast<uint32_t>((addr - sb.data_start) / sb.segment_size);
+               is_meta[segment]) {
       report->errors.push_back("stored run at " + std::to_string(addr) +
                                " lies in metadata segment " + std::to_string(segment));
     }
@@ -126,6 +134,12 @@ void CheckRuns(BlockDevice* device, const Superblock& sb, const Namespace& ns,
                                std::to_string(use.file_offset + use.length) +
                                " (stored at device offset " + std::to_string(addr) + ")");
     }
+  }
+  if (report->remote_unchecked > 0) {
+    report->warnings.push_back(
+        std::to_string(report->remote_unchecked) +
+        " stored run(s) were evicted to the store's RADOS tier and are not checked here; "
+        "check them in the image: ckptfs-fsck rados:POOL/NAME");
   }
   for (auto& [ino, f] : damaged) {
     std::sort(f.ranges.begin(), f.ranges.end(),
@@ -208,7 +222,7 @@ Result<CheckReport> CheckStore(BlockDevice* device) {
   report.segments_data = usage.data;
   report.segments_meta = usage.meta;
   report.segments_free = usage.free;
-  if (usage.live_file_bytes != [&] {
+  if (usage.live_file_bytes + usage.remote_file_bytes != [&] {
         uint64_t mapped = 0;
         for (const auto& [ino, node] : ns.inodes()) mapped += node->extents.mapped_bytes();
         return mapped;

@@ -36,6 +36,9 @@ struct CheckReport {
   uint64_t log_blocks = 0, log_records = 0;
   uint64_t inodes = 0, files = 0, directories = 0, symlinks = 0, orphans = 0;
   uint64_t file_bytes = 0, stored_runs = 0, stored_bytes = 0, compressed_runs = 0;
+  // Runs evicted to the store's tier, and those of them this device could
+  // not read (a local store checked without its tier).
+  uint64_t remote_runs = 0, remote_bytes = 0, remote_unchecked = 0;
   uint32_t segments_total = 0, segments_data = 0, segments_meta = 0, segments_free = 0;
 
   bool clean() const { return errors.empty(); }

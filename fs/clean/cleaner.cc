@@ -11,18 +11,14 @@
 
 namespace ckptfs {
 
-struct Cleaner::Move {
-  uint64_t ino;
-  uint64_t offset;
-  uint64_t length;
-  PhysicalExtent phys;
-  uint32_t skip;
+struct Cleaner::Move : MappedRun {
   CompressionPolicy recompress;  // enabled: compress this raw piece on the way
 };
 
 Cleaner::Cleaner(const MountOptions& options, const Superblock& sb, Journal* journal,
                  DataLog* data, SegmentTable* segments, CompressionPolicies* policies,
-                 EncoderTally* tally, const std::atomic<uint64_t>* user_bytes_written)
+                 EncoderTally* tally, const std::atomic<uint64_t>* user_bytes_written,
+                 Evictor* evictor)
     : options_(options),
       sb_(sb),
       journal_(journal),
@@ -30,7 +26,8 @@ Cleaner::Cleaner(const MountOptions& options, const Superblock& sb, Journal* jou
       segments_(segments),
       policies_(policies),
       tally_(tally),
-      user_bytes_written_(user_bytes_written) {}
+      user_bytes_written_(user_bytes_written),
+      evictor_(evictor) {}
 
 Cleaner::~Cleaner() { Stop(); }
 
@@ -55,13 +52,37 @@ Result<DataLog::Ticket> Cleaner::AppendMakingRoom(const char* data, size_t len, 
   ticket = data_->Append(data, len, kUser, coding, placing_pending);
   // Then dead space inside partly live segments: clean until the write fits
   // or nothing is left to clean (the store is truly full).
+  // With a tier, segments it holds go first: giving them up copies nothing.
+  size_t evicted_total = 0, cleaned_total = 0;
   for (int round = 0; round < 64 && !ticket.ok() && ticket.status().IsNoSpace(); ++round) {
-    CKPTFS_ASSIGN_OR_RETURN(CleanResult cleaned, CleanOnce(8));
-    // Nothing worth cleaning is left: the live data fills the store.
-    if (cleaned.segments == 0) break;
+    CKPTFS_ASSIGN_OR_RETURN(size_t evicted, EvictOnce(8));
+    evicted_total += evicted;
+    size_t cleaned = 0;
+    if (evicted == 0) {
+      CKPTFS_ASSIGN_OR_RETURN(CleanResult result, CleanOnce(8));
+      cleaned = result.segments;
+      cleaned_total += cleaned;
+    }
+    // Tried even when this pass found nothing: the background pass it
+    // waited for may have just made the room.
     ticket = data_->Append(data, len, kUser, coding, placing_pending);
+    // Nothing left to evict or worth cleaning: the live data fills the store.
+    if (evicted == 0 && cleaned == 0) break;
+  }
+  if (!ticket.ok() && ticket.status().IsNoSpace()) {
+    const SegmentUsage u = segments_->Usage();
+    spdlog::warn("store full: a {}-byte write fails: {} ({} of {} segments free, {} waiting for a "
+                 "commit or a read, {} reserved; {} evicted and {} cleaned making room)",
+                 len, ticket.status().ToString(), u.free, u.total, u.pending_free, u.reserved,
+                 evicted_total, cleaned_total);
   }
   return ticket;
+}
+
+Result<size_t> Cleaner::EvictOnce(size_t max_victims) {
+  if (evictor_ == nullptr || !evictor_->active()) return 0;
+  MutexLock pass(&pass_mu_);
+  return evictor_->EvictOnce(max_victims);
 }
 
 uint64_t Cleaner::Room() const {
@@ -99,7 +120,7 @@ Result<CleanResult> Cleaner::RecompressOnce(size_t max_victims) {
     for (const auto& [ino, node] : journal_->ns().inodes()) {
       if (!node->is_regular() || !policies_->For(*node).enabled) continue;
       for (const auto& [offset, e] : node->extents.entries()) {
-        if (!e.phys.pending() && !e.phys.compressed()) {
+        if (e.phys.local() && !e.phys.compressed()) {
           raw_bytes[segments_->SegmentOf(e.phys.addr)] += e.length;
         }
       }
@@ -127,13 +148,6 @@ Result<CleanResult> Cleaner::RecompressOnce(size_t max_victims) {
   return Evacuate(victims, /*recompress=*/true);
 }
 
-bool Cleaner::StillMapped(const Move& m) const {
-  const Inode* node = journal_->ns().Find(m.ino);
-  if (!node || !node->is_regular()) return false;
-  auto now = node->extents.Lookup(m.offset, m.length);
-  return now.size() == 1 && !now[0].hole && now[0].phys == m.phys && now[0].skip == m.skip;
-}
-
 Result<CleanResult> Cleaner::Evacuate(const std::vector<uint32_t>& victims, bool recompress) {
   std::vector<bool> is_victim(sb_.segment_count, false);
   for (uint32_t v : victims) is_victim[v] = true;
@@ -145,8 +159,8 @@ Result<CleanResult> Cleaner::Evacuate(const std::vector<uint32_t>& victims, bool
       CompressionPolicy policy;
       if (recompress && node->is_regular()) policy = policies_->For(*node);
       for (const auto& [offset, e] : node->extents.entries()) {
-        if (!e.phys.pending() && is_victim[segments_->SegmentOf(e.phys.addr)]) {
-          moves.push_back({ino, offset, e.length, e.phys, e.skip, policy});
+        if (e.phys.local() && is_victim[segments_->SegmentOf(e.phys.addr)]) {
+          moves.push_back({{ino, offset, e.length, e.phys, e.skip}, policy});
         }
       }
     }
@@ -182,7 +196,7 @@ Result<CleanResult> Cleaner::Evacuate(const std::vector<uint32_t>& victims, bool
         // (read pin) under the namespace lock, so it cannot be freed and
         // reused between the check and the read.
         ReaderLock lock(journal_->mu());
-        if (!StillMapped(m)) continue;
+        if (!journal_->ns().StillMaps(m)) continue;
         ReadPins::Pin pin = segments_->PinForRead();
         lock.Unlock();
         if (whole_run) {
@@ -230,7 +244,7 @@ Result<CleanResult> Cleaner::Evacuate(const std::vector<uint32_t>& victims, bool
     const DataLog::Ticket& copy = whole_run ? *run_copy : *piece_copy;
     {
       WriterLock lock(journal_->mu());
-      if (StillMapped(m)) {
+      if (journal_->ns().StillMaps(m)) {
         // A raw piece was copied alone, so it starts the copy; a compressed
         // one keeps its place in the decoded run.
         CKPTFS_RETURN_IF_ERROR(journal_->Apply(record::WriteExtent{m.ino, m.offset,
@@ -253,13 +267,6 @@ Result<CleanResult> Cleaner::Evacuate(const std::vector<uint32_t>& victims, bool
   return CleanResult{(out_of_room && moved == 0) || unmoved ? 0 : victims.size(), stored_moved};
 }
 
-bool Cleaner::SpaceIsLow() const {
-  SegmentUsage u = segments_->Usage();
-  const uint32_t free = u.free + u.pending_free;
-  const uint32_t low_water = std::max<uint32_t>(2 * u.reserved, u.total / 10);
-  return free < low_water;
-}
-
 void Cleaner::Tick() {
   const uint64_t written = user_bytes_written_->load();
   if (written != last_written_) {
@@ -271,10 +278,17 @@ void Cleaner::Tick() {
   }
   const bool idle_pass_due =
       options_.compress_when_idle && idle_ticks_ >= 10 && !recompressed_all_;
-  const bool clean = SpaceIsLow();
+  const bool clean = segments_->SpaceIsLow();
   const bool recompress = !clean && idle_pass_due;
   if (!clean && !recompress) return;
   const auto start = std::chrono::steady_clock::now();
+  if (clean) {
+    // A store that is its tier's cache makes room by giving up what the
+    // tier holds, oldest first, before copying anything.
+    auto evicted = EvictOnce(4);
+    if (!evicted.ok()) spdlog::error("evictor: {}", evicted.status().ToString());
+    if (evicted.ok() && *evicted > 0) return;
+  }
   auto cleaned = clean ? CleanOnce(4) : RecompressOnce(4);
   // A store made full by a raw burst has nothing dead to clean: compressing
   // is what frees space then.

@@ -18,6 +18,7 @@
 #include "ckptfs/options.h"
 #include "compress/compression_policies.h"
 #include "compress/encoder_tally.h"
+#include "clean/evictor.h"
 #include "journal/journal.h"
 #include "segment/data_log.h"
 #include "segment/segment_table.h"
@@ -39,10 +40,12 @@ struct CleanerStats {
 class Cleaner {
  public:
   // Every pointer must outlive the cleaner. `user_bytes_written` tells it
-  // whether users are writing (it stays out of their way).
+  // whether users are writing (it stays out of their way). `evictor`, null
+  // for a store with no tier, gives published segments up to the tier
+  // instead of copying live data: when space runs low it goes first.
   Cleaner(const MountOptions& options, const Superblock& sb, Journal* journal, DataLog* data,
           SegmentTable* segments, CompressionPolicies* policies, EncoderTally* tally,
-          const std::atomic<uint64_t>* user_bytes_written);
+          const std::atomic<uint64_t>* user_bytes_written, Evictor* evictor);
   ~Cleaner();
 
   void Start();
@@ -56,6 +59,9 @@ class Cleaner {
                                            bool placing_pending);
   // Empties up to `max_victims` segments, the emptiest and coldest first.
   Result<CleanResult> CleanOnce(size_t max_victims) EXCLUDES(pass_mu_);
+  // Gives up to `max_victims` segments the tier holds to it (Evictor); the
+  // number given up, 0 with no tier attached.
+  Result<size_t> EvictOnce(size_t max_victims) EXCLUDES(pass_mu_);
 
   CleanerStats stats() const;
 
@@ -68,12 +74,9 @@ class Cleaner {
   // `recompress`, raw data of compressing files is compressed) and commits.
   Result<CleanResult> Evacuate(const std::vector<uint32_t>& victims, bool recompress)
       REQUIRES(pass_mu_);
-  // Still mapped as when the move was listed?
-  bool StillMapped(const Move& m) const REQUIRES_SHARED(journal_->mu());
   // Bytes the cleaner may write now: free segments beyond the metadata
   // reserve and the room promised to queued writes, plus its open buffer.
   uint64_t Room() const;
-  bool SpaceIsLow() const;
   // One look, every 100 ms, at whether to clean or recompress.
   void Tick();
 
@@ -85,6 +88,7 @@ class Cleaner {
   CompressionPolicies* const policies_;
   EncoderTally* const tally_;
   const std::atomic<uint64_t>* const user_bytes_written_;
+  Evictor* const evictor_;
 
   Mutex pass_mu_;  // one pass at a time (background, or a writer making room)
 

@@ -20,8 +20,17 @@ constexpr uint8_t kMaxCodec = 3;
 // In memory only, an address with kPendingBit set names a run still waiting
 // for a compressor thread (fs/compress/compression_pipeline.h); such extents never reach the
 // log, the segment table or the device.
+//
+// An address with kRemoteBit set names a run that was evicted to the store's
+// tier (include/ckptfs/remote_tier.h): its local segment was reused, and the
+// bytes live at `remote_offset()` in the tier's object `remote_object()`,
+// which holds that segment's incarnation at the same offsets. Such addresses
+// are logged like any other and read through the tier.
 struct PhysicalExtent {
   static constexpr uint64_t kPendingBit = 1ull << 63;
+  static constexpr uint64_t kRemoteBit = 1ull << 62;
+  static constexpr int kRemoteOffsetBits = 32;  // offsets within a segment (<= 1 GiB)
+  static constexpr uint64_t kMaxRemoteObject = (1ull << (62 - kRemoteOffsetBits)) - 1;
   static constexpr uint32_t kMaxRunLength = 1 << 20;  // the most file bytes a run holds
   uint64_t addr = 0;
   uint32_t length = 0;
@@ -32,6 +41,14 @@ struct PhysicalExtent {
 
   bool compressed() const { return codec != 0; }
   bool pending() const { return (addr & kPendingBit) != 0; }
+  bool remote() const { return (addr & (kPendingBit | kRemoteBit)) == kRemoteBit; }
+  // Stored in a segment of the local device: neither pending nor remote.
+  bool local() const { return (addr & (kPendingBit | kRemoteBit)) == 0; }
+  static uint64_t RemoteAddress(uint64_t object, uint64_t offset) {
+    return kRemoteBit | object << kRemoteOffsetBits | offset;
+  }
+  uint64_t remote_object() const { return (addr & ~kRemoteBit) >> kRemoteOffsetBits; }
+  uint64_t remote_offset() const { return addr & ((1ull << kRemoteOffsetBits) - 1); }
   // The run's length as file bytes (what skip + length may reach).
   uint32_t logical_length() const { return compressed() ? raw_length : length; }
   // The stored bytes a reference to `bytes` of the run's file bytes stands

@@ -35,6 +35,10 @@ class BlockDevice {
   // Bytes of the device with no blocks under them that could not get them
   // now: how much of a sparse file exceeds the free space left under it.
   virtual uint64_t ProvisionShortfall() const { return 0; }
+  // Whether reads at remote addresses (PhysicalExtent::kRemoteBit: runs
+  // evicted to a tier) return the tier's bytes. Devices that do not serve
+  // them fail such reads.
+  virtual bool ServesRemoteRuns() const { return false; }
 };
 
 struct DeviceOptions {

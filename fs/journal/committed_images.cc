@@ -47,6 +47,7 @@ Result<CommittedImage> CommittedImages::CaptureCommitted() {
       if (s.incarnation == 0) s.ranges = {ByteRange{0, segment_size}};
       if (!s.ranges.empty()) image.segments.push_back(std::move(s));
     }
+    image.remote_objects = segments_->RemoteObjectsInUse();
   });
   CKPTFS_RETURN_IF_ERROR(failed);
   std::sort(image.segments.begin(), image.segments.end(),

@@ -4,6 +4,8 @@
 #include <string>
 #include <variant>
 
+#include "util/aligned_buffer.h"
+
 namespace ckptfs {
 
 Result<LogReplayResult> ReplayStore(BlockDevice* device, const Superblock& sb, Namespace* ns,
@@ -11,7 +13,12 @@ Result<LogReplayResult> ReplayStore(BlockDevice* device, const Superblock& sb, N
   LogReader reader(device, sb);
   auto apply = [&](const Record& r) -> Status {
     if (auto* w = std::get_if<record::WriteExtent>(&r)) {
-      if (!sb.ContainsRun(w->phys.addr, w->phys.length)) {
+      // A remote run (evicted to the tier) lies within one segment's object.
+      const PhysicalExtent& phys = w->phys;
+      const bool inside = phys.remote() ? phys.remote_offset() % kBlockSize == 0 &&
+                                              phys.remote_offset() + phys.length <= sb.segment_size
+                                        : sb.ContainsRun(phys.addr, phys.length);
+      if (!inside) {
         return Status::Corruption("extent of inode " + std::to_string(w->ino) +
                                   " points outside the data segments");
       }

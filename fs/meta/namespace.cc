@@ -17,6 +17,13 @@ const Inode* Namespace::Find(uint64_t ino) const {
   return it == inodes_.end() ? nullptr : it->second.get();
 }
 
+bool Namespace::StillMaps(const MappedRun& run) const {
+  const Inode* node = Find(run.ino);
+  if (!node || !node->is_regular()) return false;
+  auto now = node->extents.Lookup(run.offset, run.length);
+  return now.size() == 1 && !now[0].hole && now[0].phys == run.phys && now[0].skip == run.skip;
+}
+
 std::optional<uint64_t> Namespace::Lookup(uint64_t parent, std::string_view name) const {
   const Inode* dir = Find(parent);
   if (!dir || !dir->is_dir()) return std::nullopt;

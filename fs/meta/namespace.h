@@ -21,6 +21,17 @@ namespace ckptfs {
 
 inline constexpr uint64_t kRootIno = 1;
 
+// One mapping of a file's bytes to a stored run, as the cleaner and the
+// evictor list them before moving the run: file bytes [offset, offset +
+// length) of inode `ino` are the run's decoded bytes from `skip`.
+struct MappedRun {
+  uint64_t ino;
+  uint64_t offset;
+  uint64_t length;
+  PhysicalExtent phys;
+  uint32_t skip;
+};
+
 class Namespace {
  public:
   // `space` must outlive the namespace.
@@ -35,6 +46,9 @@ class Namespace {
 
   Inode* Find(uint64_t ino);
   const Inode* Find(uint64_t ino) const;
+  // Whether the file's range still maps exactly the stored run it mapped
+  // when `run` was listed: what a mover checks before re-pointing it.
+  bool StillMaps(const MappedRun& run) const;
   // The child's inode number, if `name` exists in directory `parent`.
   std::optional<uint64_t> Lookup(uint64_t parent, std::string_view name) const;
 

@@ -185,16 +185,19 @@ void DataLog::FlusherLoop() {
   }
 }
 
+std::shared_ptr<DataLog::Buffer> DataLog::BufferHolding(const PhysicalExtent& extent) {
+  // A remote run (evicted to the tier) was written out long ago.
+  if (extent.remote()) return nullptr;
+  MutexLock lock(&mu_);
+  auto it = active_.find(segments_->SegmentOf(extent.addr));
+  return it != active_.end() ? it->second : nullptr;
+}
+
 Result<RunCache::Run> DataLog::StoredRun(const PhysicalExtent& extent) {
-  const uint32_t segment = segments_->SegmentOf(extent.addr);
-  std::shared_ptr<Buffer> buffer;
-  {
-    MutexLock lock(&mu_);
-    auto it = active_.find(segment);
-    if (it != active_.end()) buffer = it->second;
-  }
+  std::shared_ptr<Buffer> buffer = BufferHolding(extent);
   auto run = run_buffers_.Get(extent.length);
   if (buffer) {
+    const uint32_t segment = buffer->segment;
     // Holding the buffer keeps its memory from being recycled meanwhile.
     std::memcpy(run->data(), buffer->data.data() + (extent.addr - sb_.SegmentOffset(segment)),
                 extent.length);
@@ -250,16 +253,9 @@ Status DataLog::ReadInto(const PhysicalExtent& extent, uint32_t skip, size_t len
     // Raw data still buffered is lent straight from the buffer, without the
     // cache; appended bytes never change, and the buffer's memory is reused
     // only once nobody holds it (FlusherLoop).
-    const uint32_t segment = segments_->SegmentOf(extent.addr);
-    std::shared_ptr<Buffer> buffer;
-    {
-      MutexLock lock(&mu_);
-      auto it = active_.find(segment);
-      if (it != active_.end()) buffer = it->second;
-    }
-    if (buffer) {
+    if (std::shared_ptr<Buffer> buffer = BufferHolding(extent)) {
       const char* at =
-          buffer->data.data() + (extent.addr - sb_.SegmentOffset(segment)) + skip;
+          buffer->data.data() + (extent.addr - sb_.SegmentOffset(buffer->segment)) + skip;
       view->Add(at, len, std::move(buffer));
       return Status::Ok();
     }

@@ -163,6 +163,8 @@ class DataLog {
   Status WriteUpTo(Buffer* buffer, uint64_t end, bool partial) EXCLUDES(mu_);
   void FlusherLoop() EXCLUDES(mu_);
   void RetireLocked(const std::shared_ptr<Buffer>& buffer) REQUIRES(mu_);
+  // The buffer still holding the run's segment in memory, or null.
+  std::shared_ptr<Buffer> BufferHolding(const PhysicalExtent& extent) EXCLUDES(mu_);
   // The run's stored bytes: copied from its segment buffer while one holds
   // it, else read from the device and verified.
   Result<RunCache::Run> StoredRun(const PhysicalExtent& extent);

@@ -41,6 +41,8 @@ void SegmentTable::FinishReplay(const std::vector<uint32_t>& meta_segments) {
     else last_used = i;
   }
   cursor_ = last_used;
+  // Every release replayed is committed.
+  std::erase_if(remote_, [](const auto& entry) { return entry.second.refs == 0; });
 }
 
 Result<uint32_t> SegmentTable::TakeFreeLocked(uint32_t keep_free, SegmentState as) {
@@ -131,16 +133,38 @@ void SegmentTable::MaybeRetireLocked(uint32_t segment) {
   }
 }
 
+void SegmentTable::AddLiveLocked(const PhysicalExtent& phys, uint64_t bytes, uint64_t* live) {
+  if (!phys.compressed()) {
+    *live += bytes;
+  } else if (uint64_t& run = compressed_refs_[phys.addr]; (run += bytes) == bytes) {
+    *live += phys.length;  // the run's first reference
+  }
+}
+
+void SegmentTable::RemoveLiveLocked(const PhysicalExtent& phys, uint64_t bytes, uint64_t* live) {
+  if (!phys.compressed()) {
+    *live -= std::min(*live, bytes);
+  } else if (auto it = compressed_refs_.find(phys.addr); it != compressed_refs_.end()) {
+    it->second -= std::min(it->second, bytes);
+    if (it->second == 0) {  // the run's last reference
+      *live -= std::min<uint64_t>(*live, phys.length);
+      compressed_refs_.erase(it);
+    }
+  }
+}
+
 void SegmentTable::Referenced(const PhysicalExtent& phys, uint64_t bytes) {
   if (phys.pending()) return;
   MutexLock lock(&mu_);
+  if (phys.remote()) {
+    RemoteObject& object = remote_[phys.remote_object()];
+    object.refs += bytes;
+    AddLiveLocked(phys, bytes, &object.live);
+    return;
+  }
   Info& info = segments_[SegmentOf(phys.addr)];
   info.refs += bytes;
-  if (!phys.compressed()) {
-    info.live += bytes;
-  } else if (uint64_t& run = compressed_refs_[phys.addr]; (run += bytes) == bytes) {
-    info.live += phys.length;  // the run's first reference
-  }
+  AddLiveLocked(phys, bytes, &info.live);
   // A reference revives a segment that was waiting to be freed (replay of a
   // later write into the same incarnation).
   if (info.pending_free) --pending_free_count_;
@@ -152,18 +176,19 @@ void SegmentTable::Referenced(const PhysicalExtent& phys, uint64_t bytes) {
 void SegmentTable::Released(const PhysicalExtent& phys, uint64_t bytes) {
   if (phys.pending()) return;
   MutexLock lock(&mu_);
+  if (phys.remote()) {
+    auto it = remote_.find(phys.remote_object());
+    if (it == remote_.end()) return;
+    RemoteObject& object = it->second;
+    object.refs -= std::min(object.refs, bytes);
+    RemoveLiveLocked(phys, bytes, &object.live);
+    if (object.refs == 0) object.died_seq = record_seq_;
+    return;
+  }
   uint32_t s = SegmentOf(phys.addr);
   Info& info = segments_[s];
   info.refs -= std::min(info.refs, bytes);
-  if (!phys.compressed()) {
-    info.live -= std::min(info.live, bytes);
-  } else if (auto it = compressed_refs_.find(phys.addr); it != compressed_refs_.end()) {
-    it->second -= std::min(it->second, bytes);
-    if (it->second == 0) {  // the run's last reference
-      info.live -= std::min<uint64_t>(info.live, phys.length);
-      compressed_refs_.erase(it);
-    }
-  }
+  RemoveLiveLocked(phys, bytes, &info.live);
   MaybeRetireLocked(s);
 }
 
@@ -174,6 +199,10 @@ void SegmentTable::NoteRecord(uint64_t seq) {
 
 void SegmentTable::CommitDurable(uint64_t seq) {
   MutexLock lock(&mu_);
+  // A tier object nothing committed points at any more leaves the images.
+  std::erase_if(remote_, [seq](const auto& entry) {
+    return entry.second.refs == 0 && entry.second.died_seq <= seq;
+  });
   if (pending_free_count_ == retired_count_) return;
   const uint64_t epoch = pins_.Advance();
   for (Info& info : segments_) {
@@ -249,6 +278,22 @@ std::vector<uint32_t> SegmentTable::DataSegmentsInUse() const {
   return in_use;
 }
 
+std::vector<uint64_t> SegmentTable::RemoteObjectsInUse() const {
+  MutexLock lock(&mu_);
+  std::vector<uint64_t> in_use;
+  for (const auto& [object, info] : remote_) in_use.push_back(object);
+  std::sort(in_use.begin(), in_use.end());
+  return in_use;
+}
+
+bool SegmentTable::SpaceIsLow() const {
+  MutexLock lock(&mu_);
+  const uint32_t reserved = meta_reserve_ + clean_reserve_;
+  const uint32_t low_water =
+      std::max<uint32_t>(2 * reserved, static_cast<uint32_t>(segments_.size()) / 10);
+  return free_count_ + pending_free_count_ < low_water;
+}
+
 SegmentUsage SegmentTable::Usage() const {
   MutexLock lock(&mu_);
   SegmentUsage u;
@@ -265,6 +310,11 @@ SegmentUsage SegmentTable::Usage() const {
     if (info.pending_free) ++u.pending_free;
     u.live_bytes += info.live;
     u.live_file_bytes += info.refs;
+  }
+  for (const auto& [object, info] : remote_) {
+    if (info.refs > 0) ++u.remote_objects;
+    u.remote_live_bytes += info.live;
+    u.remote_file_bytes += info.refs;
   }
   assert(u.pending_free == pending_free_count_ && "the counter mirrors the flags");
   return u;

@@ -38,6 +38,9 @@ struct SegmentUsage {
   uint32_t reserved = 0;  // free segments kept back for the metadata log and the cleaner
   uint32_t meta_reserved = 0;  // the metadata log's part of `reserved`
   uint64_t pending_reserved_bytes = 0;  // promised to writes waiting for a compressor
+  uint32_t remote_objects = 0;     // tier objects holding evicted runs still referenced
+  uint64_t remote_live_bytes = 0;  // stored bytes of those runs
+  uint64_t remote_file_bytes = 0;  // file bytes those references stand for
 };
 
 // One data segment as the cleaner sees it.
@@ -85,7 +88,8 @@ class SegmentTable : public SpaceObserver {
 
   // `bytes` are file bytes. A compressed run is live, whole, while any of
   // its bytes is referenced (its dead parts cannot be reclaimed without
-  // decoding it). Pending runs (not yet stored) are ignored.
+  // decoding it). Pending runs (not yet stored) are ignored. Remote runs
+  // (evicted to the tier) count towards their tier object, not a segment.
   void Referenced(const PhysicalExtent& phys, uint64_t bytes) override;
   void Released(const PhysicalExtent& phys, uint64_t bytes) override;
 
@@ -104,6 +108,10 @@ class SegmentTable : public SpaceObserver {
     return static_cast<uint32_t>((addr - data_start_) / segment_size_);
   }
   SegmentUsage Usage() const;
+  // Fewer segments free (or about to be) than the low-water mark, twice the
+  // reserves or a tenth of the store: when the cleaner (or the evictor)
+  // makes room in the background.
+  bool SpaceIsLow() const;
   // Segments waiting for a commit to become free; O(1), for the fsync path.
   uint32_t PendingFree() const;
   // File bytes still referenced in the compressed run `phys`.
@@ -114,6 +122,10 @@ class SegmentTable : public SpaceObserver {
   // Data segments the last commit may point into: all but the free ones and
   // those whose death is committed.
   std::vector<uint32_t> DataSegmentsInUse() const;
+  // Tier objects the last commit may point into (remote runs): those still
+  // referenced and those whose last reference's release is not committed.
+  // Sorted.
+  std::vector<uint64_t> RemoteObjectsInUse() const;
 
  private:
   struct Info {
@@ -133,7 +145,20 @@ class SegmentTable : public SpaceObserver {
     // last asked (Provisioner); skipped until kUnprovisionedRetry passes.
     bool unprovisioned = false;
   };
+  // A tier object's references (remote runs), kept until a commit makes
+  // their end durable, as a segment's death is.
+  struct RemoteObject {
+    uint64_t refs = 0;
+    uint64_t live = 0;
+    uint64_t died_seq = 0;  // meaningful once refs == 0
+  };
   void MaybeRetireLocked(uint32_t segment) REQUIRES(mu_);
+  // Adds or removes `bytes` file bytes of `phys` to `*live`, the stored
+  // bytes of the run's segment or tier object: all of a raw reference, a
+  // compressed run's whole length with its first reference or its last.
+  void AddLiveLocked(const PhysicalExtent& phys, uint64_t bytes, uint64_t* live) REQUIRES(mu_);
+  void RemoveLiveLocked(const PhysicalExtent& phys, uint64_t bytes, uint64_t* live)
+      REQUIRES(mu_);
   // Frees retired segments no pinned read can still be using.
   void ReuseRetiredLocked() REQUIRES(mu_);
   uint32_t PendingReserveSegmentsLocked() const REQUIRES(mu_);
@@ -156,6 +181,7 @@ class SegmentTable : public SpaceObserver {
   uint64_t record_seq_ GUARDED_BY(mu_) = 0;  // the record whose changes are applying now
   uint64_t pending_reserved_ GUARDED_BY(mu_) = 0;  // bytes promised by ReservePending
   std::unordered_map<uint64_t, uint64_t> compressed_refs_ GUARDED_BY(mu_);  // by run address
+  std::unordered_map<uint64_t, RemoteObject> remote_ GUARDED_BY(mu_);  // by tier object
   uint64_t write_seq_ GUARDED_BY(mu_) = 0;
   uint32_t unprovisioned_count_ GUARDED_BY(mu_) = 0;  // free segments marked unprovisioned
   std::chrono::steady_clock::time_point unprovisioned_since_ GUARDED_BY(mu_);

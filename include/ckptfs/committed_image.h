@@ -19,6 +19,8 @@
 
 namespace ckptfs {
 
+class RemoteTier;
+
 struct ByteRange {
   uint64_t offset = 0;
   uint64_t length = 0;
@@ -46,6 +48,9 @@ struct CommittedImage {
   // are newer, across remounts too.
   uint64_t commit_lsn = 0;
   std::vector<SegmentImage> segments;  // by segment number
+  // Tier objects (RemoteTier) holding runs evicted from the local device
+  // that the commit may point at: the image must keep them. Sorted.
+  std::vector<uint64_t> remote_objects;
 };
 
 // Implemented by a filesystem opened with MountOptions::track_committed_images.
@@ -60,11 +65,19 @@ class CommittedImageSource {
   // File bytes written since the store was opened: how busy it is, for a
   // drain that stays out of a burst's way.
   virtual uint64_t BytesWritten() const = 0;
+  // Whether the store is short of free space: a drain that holds back for
+  // a burst must not then, since only what it drained can be evicted.
+  virtual bool SpaceIsLow() const = 0;
   // Reads bytes of a segment's incarnation (offset, length and buffer 4 KiB
   // aligned). False when the segment was handed out again, so those bytes
   // are gone: an image that needs them cannot be completed.
   virtual Result<bool> ReadSegment(uint32_t segment, uint64_t incarnation, uint64_t offset,
                                    void* buf, size_t len) = 0;
+  // The tier the store may evict published segments to when its device runs
+  // short, and reads evicted runs from; null detaches it (reads of evicted
+  // runs then fail, saying why). The tier must stay valid until detached;
+  // detaching waits for reads using it to end.
+  virtual void AttachTier(RemoteTier* tier) = 0;
 };
 
 }  // namespace ckptfs

@@ -78,6 +78,15 @@ struct StoreStats {
   uint64_t log_compactions = 0;
   uint64_t cleaner_bytes_moved = 0;
   uint64_t cleaner_segments = 0;
+  // The device as a cache of a tier (CommittedImageSource::AttachTier):
+  // segments given up to the tier and the stored bytes they held; runs the
+  // store's files still point at in the tier, and reads served from it.
+  uint64_t evicted_segments = 0;
+  uint64_t evicted_bytes = 0;
+  uint64_t remote_objects = 0;
+  uint64_t remote_live_bytes = 0;
+  uint64_t remote_reads = 0;
+  uint64_t remote_read_bytes = 0;
   // Compression: runs the compressor threads stored, how many of them raw
   // (not worth compressing), and the file bytes in / stored bytes out.
   uint64_t compressed_runs = 0;

@@ -231,6 +231,37 @@ TEST_F(SegmentTableTest, CompressedRunIsLiveWholeWhileAnyByteIsReferenced) {
   EXPECT_EQ(table_.CompressedRunRefs(run), 0u);
 }
 
+TEST_F(SegmentTableTest, RemoteRunsCountTowardsTheirTierObjectUntilTheirEndIsCommitted) {
+  // A segment's run, evicted: its mapping moves to object 9 of the tier.
+  const uint32_t s = WrittenSegment(8192);
+  PhysicalExtent remote = Raw(s, 0, 8192);
+  remote.addr = PhysicalExtent::RemoteAddress(9, 0);
+  table_.NoteRecord(1);
+  table_.Referenced(remote, 8192);
+  table_.Released(Raw(s, 0, 8192), 8192);
+  SegmentUsage u = table_.Usage();
+  EXPECT_EQ(u.live_bytes, 0u);  // the device holds none of it
+  EXPECT_EQ(u.remote_objects, 1u);
+  EXPECT_EQ(u.remote_live_bytes, 8192u);
+  EXPECT_EQ(u.remote_file_bytes, 8192u);
+  EXPECT_EQ(table_.RemoteObjectsInUse(), std::vector<uint64_t>{9});
+  table_.CommitDurable(1);
+  // The segment is free for reuse; the object stays in use.
+  EXPECT_EQ(table_.DataSegmentsInUse(), std::vector<uint32_t>{});
+  EXPECT_EQ(table_.RemoteObjectsInUse(), std::vector<uint64_t>{9});
+
+  // Its last reference released (the file deleted): still in use until the
+  // record that released it is durable, since the last commit points at it.
+  table_.NoteRecord(2);
+  table_.Released(remote, 8192);
+  EXPECT_EQ(table_.Usage().remote_objects, 0u);
+  EXPECT_EQ(table_.RemoteObjectsInUse(), std::vector<uint64_t>{9});
+  table_.CommitDurable(1);
+  EXPECT_EQ(table_.RemoteObjectsInUse(), std::vector<uint64_t>{9});
+  table_.CommitDurable(2);
+  EXPECT_EQ(table_.RemoteObjectsInUse(), std::vector<uint64_t>{});
+}
+
 TEST_F(SegmentTableTest, PendingRunsAreNotAccounted) {
   PhysicalExtent pending;
   pending.addr = PhysicalExtent::kPendingBit | 7;

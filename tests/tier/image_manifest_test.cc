@@ -18,15 +18,15 @@ ImageManifest Sample() {
   m.next_object_id = 9;
   m.superblock = std::string(4096, 's');
   m.segments = {{3, 5, {{0, 8192, 0xAAAA}, {8192, 4096, 0xBBBB}}}, {10, 8, {}}};
+  m.evicted = {{3, 2, {{0, 4096, 0xCCCC}}}};
   return m;
 }
 
-TEST(ImageManifestTest, GoldenBytes) {
-  const std::string bytes = Sample().Encode();
-  // Built field by field from docs/format.md.
+// The header and the local entries of Sample(), as versions 1 and 2 share them.
+std::string SampleUpToEvicted(uint32_t version) {
   std::string expected = "CKPTIMG\n";
   Encoder e(&expected);
-  e.U32(1);
+  e.U32(version);
   e.U32(0);
   e.U64(0x1122334455667788ull);
   e.U64(7);
@@ -42,16 +42,46 @@ TEST(ImageManifestTest, GoldenBytes) {
   e.U32(10);
   e.U64(8);
   e.U32(0);
+  return expected;
+}
+
+TEST(ImageManifestTest, GoldenBytes) {
+  const std::string bytes = Sample().Encode();
+  // Built field by field from docs/format.md.
+  std::string expected = SampleUpToEvicted(2);
+  Encoder e(&expected);
+  e.U32(1);
+  e.U32(3);
+  e.U64(2);
+  e.U32(1);
+  for (uint32_t v : {0u, 4096u, 0xCCCCu}) e.U32(v);
   e.U32(crc32c::Value(expected.data(), expected.size()));
   EXPECT_EQ(bytes, expected);
   auto back = ImageManifest::Decode(bytes);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->segments, Sample().segments);
   EXPECT_EQ(back->commit_lsn, 42u);
-  EXPECT_EQ(back->StoredBytes(), 12288u);
+  EXPECT_EQ(back->evicted, Sample().evicted);
+  EXPECT_EQ(back->StoredBytes(), 16384u);
   EXPECT_EQ(back->Find(10)->object_id, 8u);
   EXPECT_EQ(back->Find(4), nullptr);
+  // Objects are found in either list: segment 3's older incarnation was
+  // evicted, its newer one is local.
+  EXPECT_EQ(back->FindObject(2)->segment, 3u);
+  EXPECT_EQ(back->FindObject(5)->segment, 3u);
+  EXPECT_EQ(back->FindObject(8)->segment, 10u);
+  EXPECT_EQ(back->FindObject(7), nullptr);
   EXPECT_EQ(ImageManifest::ObjectName(3, 5), "seg.3.5");
+}
+
+TEST(ImageManifestTest, ReadsVersionOne) {
+  // Images published before eviction existed: no evicted list.
+  std::string v1 = SampleUpToEvicted(1);
+  Encoder(&v1).U32(crc32c::Value(v1.data(), v1.size()));
+  auto back = ImageManifest::Decode(v1);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->segments, Sample().segments);
+  EXPECT_TRUE(back->evicted.empty());
 }
 
 TEST(ImageManifestTest, RefusesWhatIsNotAnIntactManifest) {
@@ -62,13 +92,17 @@ TEST(ImageManifestTest, RefusesWhatIsNotAnIntactManifest) {
   EXPECT_TRUE(ImageManifest::Decode(flipped).status().IsCorruption());
   EXPECT_TRUE(ImageManifest::Decode(good.substr(0, good.size() - 9)).status().IsCorruption());
   std::string other_version = good;
-  other_version[8] = 2;
+  other_version[8] = 3;
   auto s = ImageManifest::Decode(other_version).status();
-  EXPECT_NE(s.message().find("version 2"), std::string::npos) << s.ToString();
+  EXPECT_EQ(s.code(), Status::NotSupported("").code()) << s.ToString();
+  EXPECT_NE(s.message().find("version 3"), std::string::npos) << s.ToString();
   // Overlapping chunks are damage, even with a good checksum.
   ImageManifest overlap = Sample();
   overlap.segments[0].chunks[1].offset = 4096;
   EXPECT_TRUE(ImageManifest::Decode(overlap.Encode()).status().IsCorruption());
+  ImageManifest unsorted = Sample();
+  unsorted.evicted.push_back(unsorted.evicted[0]);
+  EXPECT_TRUE(ImageManifest::Decode(unsorted.Encode()).status().IsCorruption());
 }
 
 }  // namespace

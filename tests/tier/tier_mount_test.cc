@@ -4,6 +4,7 @@
 // and two nodes draining at once with a third restoring both.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <string>
@@ -51,7 +52,10 @@ class TierTest : public ::testing::Test {
     files[dir + "/optim.pt"] = Random(big / 3 + 4097, seed + 1);
     files[dir + "/meta.json"] = "{\"step\": " + std::to_string(seed) + "}";
     files[dir + "/empty"] = "";
-    for (const auto& [path, content] : files) EXPECT_TRUE(WriteFile(m.Path(path), content, true)) << path;
+    for (const auto& [path, content] : files) {
+      errno = 0;
+      EXPECT_TRUE(WriteFile(m.Path(path), content, true)) << path << ": " << std::strerror(errno) << "\n" << m.log();
+    }
     EXPECT_EQ(symlink("model.pt", m.Path(dir + "/latest").c_str()), 0);
     return files;
   }
@@ -64,6 +68,13 @@ class TierTest : public ::testing::Test {
     ASSERT_TRUE(elsewhere.MountFrom(Spec(image), {"ceph_conf=" + CephCluster::Conf()})) << elsewhere.log();
     ExpectFiles(elsewhere, files);
     EXPECT_EQ(elsewhere.Unmount(), 0) << elsewhere.log();
+  }
+  // A figure of the store (ckptfs-stat --json, its "store" object).
+  static uint64_t StoreFigure(const MountedStore& m, const std::string& key) {
+    CommandOutput out = Capture(MountedStore::BinDir() + "/ckptfs-stat --json " + Q(m.mountpoint()));
+    auto json = nlohmann::json::parse(out.out, nullptr, /*allow_exceptions=*/false);
+    EXPECT_TRUE(json.is_object() && json.contains("store")) << "ckptfs-stat --json printed: " << out.out;
+    return json.is_object() && json.contains("store") ? json["store"].value(key, 0ull) : 0;
   }
   static void ExpectFiles(const MountedStore& m, const Files& files) {
     for (const auto& [path, content] : files) {
@@ -130,6 +141,54 @@ TEST_F(TierTest, ADaemonKilledMidDrainResumesWithoutResendingWhatArrived) {
   // What the published image held was checked against the store and kept.
   EXPECT_GE(TierFigure(node, "adopted_bytes"), first_image);
   EXPECT_LE(TierFigure(node, "uploaded_bytes"), TierFigure(node, "image_bytes") - first_image);
+  LoseTheNodeAndRestore(node, image, files);
+}
+
+TEST_F(TierTest, TheDeviceIsACacheHoldingMoreCheckpointsThanFitAndReadsEvictedOnesFromRados) {
+  const std::string image = Image("cache");
+  MountedStore node;
+  // 96 MiB of 4 MiB segments: about 80 MiB for data once the reserves are
+  // kept; five checkpoints of 27 MiB each are 135 MiB.
+  ASSERT_EQ(node.Format("96M"), 0);
+  ASSERT_TRUE(node.Mount(TierOptions(image))) << node.log();
+  Files files;
+  for (uint32_t step = 1; step <= 5; ++step) {
+    Files ckpt = WriteCheckpoint(node, "step" + std::to_string(step), 20 << 20, step);
+    files.insert(ckpt.begin(), ckpt.end());
+    // Off the node before the next one: what the image holds may be evicted.
+    ASSERT_EQ(Wait(node), 0) << node.log();
+  }
+  const uint64_t evicted = StoreFigure(node, "evicted_segments");
+  EXPECT_GT(evicted, 0u) << "five checkpoints fit without evicting: the test proves nothing";
+  EXPECT_GT(StoreFigure(node, "remote_objects"), 0u);
+  // Every checkpoint reads back; the first ones come from RADOS.
+  ASSERT_EQ(MountedStore::Run("echo 3 > /proc/sys/vm/drop_caches"), 0);
+  ExpectFiles(node, files);
+  EXPECT_GT(StoreFigure(node, "remote_reads"), 0u);
+  EXPECT_EQ(StoreFigure(node, "read_errors"), 0u);
+  // Deleting an evicted checkpoint frees nothing here but leaves the image
+  // consistent: it is dropped from the next manifest.
+  for (const char* name : {"model.pt", "optim.pt", "meta.json", "empty", "latest"}) {
+    ASSERT_EQ(unlink(node.Path(std::string("step1/") + name).c_str()), 0) << name;
+    files.erase(std::string("step1/") + name);
+  }
+  ASSERT_EQ(rmdir(node.Path("step1").c_str()), 0);
+
+  // A new daemon reads what an earlier one evicted, from its first read on.
+  ASSERT_EQ(node.Unmount(), 0) << node.log();
+  CommandOutput fsck = Capture(MountedStore::BinDir() + "/ckptfs-fsck " + Q(node.store()));
+  EXPECT_EQ(fsck.rc, 0) << fsck.out;
+  EXPECT_NE(fsck.out.find("evicted to the tier"), std::string::npos) << fsck.out;
+  ASSERT_TRUE(node.Mount(TierOptions(image))) << node.log();
+  ExpectFiles(node, files);
+  Files more = WriteCheckpoint(node, "step6", 20 << 20, 6);
+  files.insert(more.begin(), more.end());
+  ASSERT_EQ(Wait(node), 0) << node.log();
+  // The image holds every checkpoint, evicted or not, with every checksum.
+  CommandOutput image_fsck = Capture(MountedStore::BinDir() + "/ckptfs-fsck " + Spec(image) + " --ceph-conf " +
+                                     CephCluster::Conf());
+  EXPECT_EQ(image_fsck.rc, 0) << image_fsck.out;
+  EXPECT_NE(image_fsck.out.find("evicted to the tier"), std::string::npos) << image_fsck.out;
   LoseTheNodeAndRestore(node, image, files);
 }
 

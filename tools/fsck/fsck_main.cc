@@ -53,7 +53,7 @@ void Print(const ckptfs::CheckReport& r, bool quiet) {
   std::printf(
       "log: %llu blocks, %llu records\n"
       "tree: %llu inodes (%llu files, %llu directories, %llu symlinks), %llu file bytes\n"
-      "data: %llu stored runs (%llu compressed), %llu bytes verified\n"
+      "data: %llu stored runs (%llu compressed), %llu bytes\n"
       "segments: %u total, %u data, %u metadata, %u free\n",
       (unsigned long long)r.log_blocks, (unsigned long long)r.log_records,
       (unsigned long long)r.inodes, (unsigned long long)r.files,
@@ -61,6 +61,11 @@ void Print(const ckptfs::CheckReport& r, bool quiet) {
       (unsigned long long)r.file_bytes, (unsigned long long)r.stored_runs,
       (unsigned long long)r.compressed_runs, (unsigned long long)r.stored_bytes, r.segments_total, r.segments_data, r.segments_meta,
       r.segments_free);
+  if (r.remote_runs > 0) {
+    std::printf("evicted to the tier: %llu stored runs, %llu bytes, %llu of the runs not checked here\n",
+                (unsigned long long)r.remote_runs, (unsigned long long)r.remote_bytes,
+                (unsigned long long)r.remote_unchecked);
+  }
 }
 
 }  // namespace
