@@ -349,8 +349,11 @@ StoreStats LogStructuredFs::Stats() {
   }
   s.remote_objects = u.remote_objects;
   s.remote_live_bytes = u.remote_live_bytes;
-  s.remote_reads = device_->remote_reads();
-  s.remote_read_bytes = device_->remote_read_bytes();
+  const RemoteReadCounters remote = device_->remote_counters();
+  s.remote_reads = remote.reads;
+  s.remote_read_bytes = remote.bytes;
+  s.cache_hit_bytes = remote.cache_hit_bytes;
+  s.cache_fill_bytes = remote.cache_fill_bytes;
   const EncoderStats e = encoder_tally_.Total();
   s.compressed_runs = e.runs - e.runs_raw;
   s.compress_raw_runs = e.runs_raw;

@@ -122,11 +122,18 @@ ckptfs::Result<ckptfs::RadosTarget> RadosTargetOf(const std::string& spec, const
   return ckptfs::ParseRadosSpec(spec, config.ceph_conf, config.ceph_id, config.rados_timeout_seconds);
 }
 
-// A drained image, mounted read-only from RADOS on any node.
-ckptfs::Result<std::unique_ptr<ckptfs::FileSystem>> OpenRadosImage(const ckptfs::MountConfig& config) {
+// A drained image, mounted read-only from RADOS on any node. The cache file
+// (-o cache=) is locked by one process at a time, so the daemon only checks
+// it before it forks (`serving` false) and opens it in the process that serves.
+ckptfs::Result<std::unique_ptr<ckptfs::FileSystem>> OpenRadosImage(const ckptfs::MountConfig& config,
+                                                                   bool serving) {
   CKPTFS_ASSIGN_OR_RETURN(ckptfs::RadosTarget target, RadosTargetOf(config.store_path, config));
   CKPTFS_ASSIGN_OR_RETURN(auto image, ckptfs::RadosImage::Open(target));
   CKPTFS_ASSIGN_OR_RETURN(auto device, ckptfs::RadosImageDevice::Open(std::move(image)));
+  if (!config.cache.empty()) {
+    ckptfs::Status cached = serving ? device->AttachCache(config.cache) : ckptfs::ImageCache::Check(config.cache);
+    if (!cached.ok()) return cached.WithContext("cache=" + config.cache);
+  }
   spdlog::info("{}: image of commit {} ({} bytes in {} segments)", config.store_path,
                device->manifest().commit_lsn, device->manifest().StoredBytes(),
                device->manifest().segments.size());
@@ -136,9 +143,10 @@ ckptfs::Result<std::unique_ptr<ckptfs::FileSystem>> OpenRadosImage(const ckptfs:
   return ckptfs::OpenFileSystemOnDevice(std::move(device), options);
 }
 
-ckptfs::Result<std::unique_ptr<ckptfs::FileSystem>> OpenStore(const ckptfs::MountConfig& config) {
+ckptfs::Result<std::unique_ptr<ckptfs::FileSystem>> OpenStore(const ckptfs::MountConfig& config,
+                                                              bool serving) {
   const std::string& store = config.store_path;
-  if (ckptfs::IsRadosSpec(store)) return OpenRadosImage(config);
+  if (ckptfs::IsRadosSpec(store)) return OpenRadosImage(config, serving);
   return ckptfs::RetryWhileBusy(
       [&] { return ckptfs::FileSystem::Open(store, config.mount); },
       std::chrono::duration<double>(config.busy_wait_seconds),
@@ -202,7 +210,8 @@ int main(int argc, char* argv[]) {
   }
   SetUpLogging(config, opts.foreground);
 
-  auto opened = OpenStore(config);
+  // A daemon that forks serves from the child.
+  auto opened = OpenStore(config, /*serving=*/opts.foreground);
   if (!opened.ok()) {
     std::fprintf(stderr, "ckptfs: cannot mount %s: %s\n", config.store_path.c_str(),
                  opened.status().ToString().c_str());
@@ -271,7 +280,7 @@ int main(int argc, char* argv[]) {
         // The copy from before the fork cannot even be destroyed here (its
         // destructor would wait for those threads), so it is let go.
         (void)fs.release();
-        auto again = OpenStore(config);
+        auto again = OpenStore(config, /*serving=*/true);
         if (!again.ok()) {
           spdlog::error("reopening {} after daemonizing: {}", config.store_path, again.status().ToString());
           std::_Exit(1);

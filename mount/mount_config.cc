@@ -36,6 +36,7 @@ struct RawOptions {
   char* rados_timeout = nullptr;
   char* unmount_drain = nullptr;
   char* drain_defer = nullptr;
+  char* cache = nullptr;
   int no_writeback_cache = 0;
   int nonempty = 0;
   int read_only = 0;  // the last of ro and rw
@@ -69,6 +70,7 @@ const fuse_opt kOptionSpecs[] = {
     CKPTFS_OPT("rados_timeout=%s", rados_timeout),
     CKPTFS_OPT("unmount_drain=%s", unmount_drain),
     CKPTFS_OPT("drain_defer=%s", drain_defer),
+    CKPTFS_OPT("cache=%s", cache),
     CKPTFS_OPT("no_writeback_cache", no_writeback_cache),
     CKPTFS_OPT("nonempty", nonempty),
     FUSE_OPT_KEY("ro", kKeyReadOnly),
@@ -241,6 +243,11 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
     config->rados_timeout_seconds = static_cast<unsigned>(seconds);
     return Status::Ok();
   });
+  take(raw.cache, [&](const char* v) -> Status {
+    if (!*v) return Status::Invalid("option cache= needs a file path");
+    config->cache = v;
+    return Status::Ok();
+  });
   take(raw.drain_defer, [&](const char* v) -> Status {
     CKPTFS_ASSIGN_OR_RETURN(config->drain_defer_seconds, ParseSeconds("drain_defer", v));
     return Status::Ok();
@@ -254,6 +261,10 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
   // An image in RADOS is written only by its node's daemon: mounted
   // anywhere else it is read-only, asked or not.
   config->mount.read_only = raw.read_only || IsRadosSpec(config->store_path);
+  if (status.ok() && !config->cache.empty() && !IsRadosSpec(config->store_path)) {
+    status = Status::Invalid("option cache=" + config->cache + " keeps what a mount of rados:POOL/NAME reads; a "
+                             "local store needs no cache");
+  }
   if (status.ok() && config->mount.read_only && !config->tier.empty()) {
     status = Status::Invalid("option tier=" + config->tier + " drains what the mount commits; a read-only mount "
                              "commits nothing");
@@ -293,6 +304,8 @@ const char* MountOptionsHelp() {
          "    -o unmount_drain=S     at unmount, wait up to S seconds for the drain (default 60)\n"
          "    -o drain_defer=S       while the mount takes a burst, hold the drain back up to S\n"
          "                           seconds (default 60; 0: drain at once)\n"
+         "    -o cache=PATH          with a rados:POOL/NAME source: keep what is read in the\n"
+         "                           local file PATH and serve it from there next time\n"
          "\n"
          "fusermount3 -u returns once the kernel has let go of the mount, before the\n"
          "daemon has written out what it buffers; the store stays locked until the\n"

@@ -35,6 +35,8 @@ std::vector<Field> StoreFields(const StoreStats& s) {
           {"remote_live_bytes", s.remote_live_bytes},
           {"remote_reads", s.remote_reads},
           {"remote_read_bytes", s.remote_read_bytes},
+          {"cache_hit_bytes", s.cache_hit_bytes},
+          {"cache_fill_bytes", s.cache_fill_bytes},
           {"segment_size", s.segment_size},
           {"segments_total", s.segments_total},
           {"segments_free", s.segments_free},

@@ -36,19 +36,22 @@ RadosImageDevice::RadosImageDevice(std::unique_ptr<RadosImage> image, ImageManif
       device_size_(device_size) {}
 
 void RadosImageDevice::StartChunkReads(const ImageSegment& entry, uint64_t lo, uint64_t hi,
-                                       char* out, std::vector<std::unique_ptr<RadosImage::Op>>* ops) {
+                                       char* out, std::vector<Fetch>* fetches) {
   const std::string object = ImageManifest::ObjectName(entry.segment, entry.object_id);
   for (const ImageChunk& c : entry.chunks) {
     const uint64_t from = std::max<uint64_t>(lo, c.offset);
     const uint64_t to = std::min<uint64_t>(hi, c.offset + c.length);
     if (from >= to) continue;
-    ops->push_back(image_->StartRead(object, out + (from - lo), to - from, from));
+    char* dst = out + (from - lo);
+    if (cache_ && cache_->Read(entry.object_id, from, dst, to - from)) continue;
+    fetches->push_back(
+        Fetch{image_->StartRead(object, dst, to - from, from), entry.object_id, from, dst, to - from});
   }
 }
 
 Status RadosImageDevice::Read(uint64_t offset, void* buf, size_t len) {
   char* out = static_cast<char*>(buf);
-  std::vector<std::unique_ptr<RadosImage::Op>> ops;
+  std::vector<Fetch> fetches;
   if (const PhysicalExtent at{offset}; at.remote()) {
     // A run the store evicted before this image was published.
     const ImageSegment* entry = manifest_.FindObject(at.remote_object());
@@ -57,8 +60,8 @@ Status RadosImageDevice::Read(uint64_t offset, void* buf, size_t len) {
                                 std::to_string(at.remote_object()) + " for an evicted run");
     }
     std::memset(out, 0, len);
-    StartChunkReads(*entry, at.remote_offset(), at.remote_offset() + len, out, &ops);
-    return WaitAll(&ops);
+    StartChunkReads(*entry, at.remote_offset(), at.remote_offset() + len, out, &fetches);
+    return WaitAll(&fetches);
   }
   if (offset + len > device_size_) return Status::Range("read past the end of the image");
   std::memset(out, 0, len);
@@ -74,20 +77,45 @@ Status RadosImageDevice::Read(uint64_t offset, void* buf, size_t len) {
     const uint64_t seg_start = data_start_ + segment * segment_size_;
     const uint64_t seg_end = std::min(end, seg_start + segment_size_);
     if (const ImageSegment* s = manifest_.Find(segment)) {
-      StartChunkReads(*s, at - seg_start, seg_end - seg_start, out + (at - offset), &ops);
+      StartChunkReads(*s, at - seg_start, seg_end - seg_start, out + (at - offset), &fetches);
     }
     at = seg_end;
   }
-  return WaitAll(&ops);
+  return WaitAll(&fetches);
 }
 
-Status RadosImageDevice::WaitAll(std::vector<std::unique_ptr<RadosImage::Op>>* ops) {
+Status RadosImageDevice::WaitAll(std::vector<Fetch>* fetches) {
   Status first;
-  for (auto& op : *ops) {
-    auto n = op->Wait();
-    if (!n.ok() && first.ok()) first = n.status();
+  for (Fetch& f : *fetches) {
+    auto n = f.op->Wait();
+    if (!n.ok()) {
+      if (first.ok()) first = n.status();
+      continue;
+    }
+    reads_.fetch_add(1, std::memory_order_relaxed);
+    read_bytes_.fetch_add(f.length, std::memory_order_relaxed);
+    // Short only past the object's end, which the buffer holds as zeros.
+    if (cache_) cache_->Insert(f.object, f.offset, f.dst, f.length);
   }
   return first;
+}
+
+RemoteReadCounters RadosImageDevice::remote_counters() const {
+  RemoteReadCounters c;
+  c.reads = reads_.load();
+  c.bytes = read_bytes_.load();
+  if (cache_) {
+    const ImageCacheCounters cached = cache_->counters();
+    c.cache_hit_bytes = cached.hit_bytes;
+    c.cache_fill_bytes = cached.fill_bytes;
+  }
+  return c;
+}
+
+Status RadosImageDevice::AttachCache(const std::string& path) {
+  CKPTFS_ASSIGN_OR_RETURN(Superblock sb, Superblock::Decode(manifest_.superblock.data()));
+  CKPTFS_ASSIGN_OR_RETURN(cache_, ImageCache::Open(path, image_->target().ToString(), sb.store_id));
+  return Status::Ok();
 }
 
 Status RadosImageDevice::ReadOnly() const {

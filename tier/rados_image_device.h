@@ -13,9 +13,12 @@
 // issued in parallel.
 #pragma once
 
+#include <atomic>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "image_cache.h"
 #include "image_manifest.h"
 #include "io/block_device.h"
 #include "rados_image.h"
@@ -34,6 +37,11 @@ class RadosImageDevice : public BlockDevice {
   Status Provision(uint64_t offset, uint64_t len) override;
   // Runs the store had evicted when the image was published are in it.
   bool ServesRemoteRuns() const override { return true; }
+  RemoteReadCounters remote_counters() const override;
+
+  // Keeps what is read from RADOS in the cache file at `path` and serves it
+  // from there the next time (ImageCache). Before the first read.
+  Status AttachCache(const std::string& path);
 
   const ImageManifest& manifest() const { return manifest_; }
 
@@ -41,18 +49,30 @@ class RadosImageDevice : public BlockDevice {
   RadosImageDevice(std::unique_ptr<RadosImage> image, ImageManifest manifest, uint64_t data_start,
                    uint64_t segment_size, uint64_t device_size);
   Status ReadOnly() const;
-  // Starts reads of the bytes [lo, hi) of `entry`'s segment that its chunks
-  // hold, into out[0, hi - lo) (the rest stays as it is: zeros).
+  // A read of one chunk's bytes from RADOS, in flight.
+  struct Fetch {
+    std::unique_ptr<RadosImage::Op> op;
+    uint64_t object;
+    uint64_t offset;
+    char* dst;
+    size_t length;
+  };
+  // Fills out[0, hi - lo) with the bytes [lo, hi) of `entry`'s segment that
+  // its chunks hold, from the cache or by reads it starts (the rest stays as
+  // it is: zeros).
   void StartChunkReads(const ImageSegment& entry, uint64_t lo, uint64_t hi, char* out,
-                       std::vector<std::unique_ptr<RadosImage::Op>>* ops);
-  // Waits for every op; the first failure.
-  static Status WaitAll(std::vector<std::unique_ptr<RadosImage::Op>>* ops);
+                       std::vector<Fetch>* fetches);
+  // Waits for every read, adding what arrived to the cache; the first failure.
+  Status WaitAll(std::vector<Fetch>* fetches);
 
   const std::unique_ptr<RadosImage> image_;
   const ImageManifest manifest_;
   const uint64_t data_start_;
   const uint64_t segment_size_;
   const uint64_t device_size_;
+  std::unique_ptr<ImageCache> cache_;  // set by AttachCache, before reads
+  std::atomic<uint64_t> reads_{0};
+  std::atomic<uint64_t> read_bytes_{0};
 };
 
 }  // namespace ckptfs

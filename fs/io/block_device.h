@@ -16,6 +16,16 @@
 
 namespace ckptfs {
 
+// Reads of a device served from elsewhere (a RADOS tier): RADOS reads and
+// their bytes, and what a local cache of them served and took in. Zeros for
+// a local device.
+struct RemoteReadCounters {
+  uint64_t reads = 0;
+  uint64_t bytes = 0;
+  uint64_t cache_hit_bytes = 0;
+  uint64_t cache_fill_bytes = 0;
+};
+
 class BlockDevice {
  public:
   virtual ~BlockDevice() = default;
@@ -39,6 +49,7 @@ class BlockDevice {
   // evicted to a tier) return the tier's bytes. Devices that do not serve
   // them fail such reads.
   virtual bool ServesRemoteRuns() const { return false; }
+  virtual RemoteReadCounters remote_counters() const { return {}; }
 };
 
 struct DeviceOptions {

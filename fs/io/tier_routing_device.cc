@@ -35,6 +35,13 @@ bool TierRoutingDevice::ServesRemoteRuns() const {
   return tier_ != nullptr;
 }
 
+RemoteReadCounters TierRoutingDevice::remote_counters() const {
+  RemoteReadCounters c = local_->remote_counters();
+  c.reads += remote_reads_.load();
+  c.bytes += remote_read_bytes_.load();
+  return c;
+}
+
 void TierRoutingDevice::Attach(RemoteTier* tier) {
   WriterLock lock(&tier_mu_);
   tier_ = tier;

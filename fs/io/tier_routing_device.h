@@ -43,8 +43,9 @@ class TierRoutingDevice : public BlockDevice {
     fn(tier_);
   }
   BlockDevice* local() const { return local_.get(); }
-  uint64_t remote_reads() const { return remote_reads_.load(); }
-  uint64_t remote_read_bytes() const { return remote_read_bytes_.load(); }
+  // Reads sent to the tier, plus the device's own (a device that is itself
+  // an image in the tier).
+  RemoteReadCounters remote_counters() const override;
 
  private:
   const std::unique_ptr<BlockDevice> local_;

@@ -87,6 +87,10 @@ struct StoreStats {
   uint64_t remote_live_bytes = 0;
   uint64_t remote_reads = 0;
   uint64_t remote_read_bytes = 0;
+  // A mount of an image with -o cache=: bytes its local cache served, and
+  // bytes it took in from RADOS.
+  uint64_t cache_hit_bytes = 0;
+  uint64_t cache_fill_bytes = 0;
   // Compression: runs the compressor threads stored, how many of them raw
   // (not worth compressing), and the file bytes in / stored bytes out.
   uint64_t compressed_runs = 0;

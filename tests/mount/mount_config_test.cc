@@ -226,6 +226,19 @@ TEST(MountConfig, ChoicesOutsideTheirSetAreRefused) {
   ExpectRefused("compress=zstd:3:group3");
 }
 
+TEST(MountConfig, ACacheIsForAMountOfAnImageOnly) {
+  Parsed image = Parse({"ckptfs", "rados:ckptfs/job42", "/mnt/ckpt", "-o", "cache=/nvme/job42.cache"});
+  ASSERT_TRUE(image.status.ok()) << image.status.ToString();
+  EXPECT_EQ(image.config.cache, "/nvme/job42.cache");
+  EXPECT_TRUE(ParseOptions("").config.cache.empty());
+  Parsed local = ParseOptions("cache=/nvme/x.cache");
+  EXPECT_EQ(local.status.code(), Status::Code::kInvalid);
+  EXPECT_NE(local.status.message().find("local store needs no cache"), std::string::npos)
+      << local.status.message();
+  Parsed empty = Parse({"ckptfs", "rados:ckptfs/job42", "/mnt/ckpt", "-o", "cache="});
+  EXPECT_EQ(empty.status.code(), Status::Code::kInvalid);
+}
+
 TEST(MountConfig, TheFirstBadOptionIsReportedAndTheRestStillFreed) {
   Parsed p = ParseOptions("flushers=0,compressors=0,log_file=/tmp/x");
   ASSERT_EQ(p.status.code(), Status::Code::kInvalid);
@@ -244,7 +257,8 @@ TEST(MountConfig, HelpNamesEveryOption) {
   for (const char* option :
        {"memory=", "flushers=", "commit_interval=", "attr_timeout=", "entry_timeout=", "io=",
         "read_ahead_kb=", "compress=", "compressors=", "compress_backlog=", "compress_when=",
-        "no_writeback_cache", "log_level=", "log_file=", "nonempty", "ro", "wait="}) {
+        "no_writeback_cache", "log_level=", "log_file=", "nonempty", "ro", "wait=", "tier=",
+        "ceph_conf=", "ceph_id=", "rados_timeout=", "unmount_drain=", "drain_defer=", "cache="}) {
     EXPECT_NE(help.find(std::string("-o ") + option), std::string::npos) << option;
   }
 }

@@ -192,6 +192,67 @@ TEST_F(TierTest, TheDeviceIsACacheHoldingMoreCheckpointsThanFitAndReadsEvictedOn
   LoseTheNodeAndRestore(node, image, files);
 }
 
+TEST_F(TierTest, ARestoreWithACacheReadsRadosOnceAndNeverServesADamagedPiece) {
+  const std::string image = Image("restore-cache");
+  Files files;
+  uint64_t file_bytes = 0;
+  {
+    MountedStore node;
+    ASSERT_EQ(node.Format("1G"), 0);
+    ASSERT_TRUE(node.Mount(TierOptions(image))) << node.log();
+    files = WriteCheckpoint(node, "step7", 12 << 20, 7);
+    ASSERT_EQ(node.Unmount(), 0) << node.log();  // drains before it exits
+  }
+  for (const auto& [path, content] : files) file_bytes += content.size();
+  MountedStore restore;
+  const std::string cache = restore.store() + ".cache";
+  const std::vector<std::string> options = {"ceph_conf=" + CephCluster::Conf(), "cache=" + cache};
+  // First restart on this node: everything comes from RADOS and is kept.
+  ASSERT_TRUE(restore.MountFrom(Spec(image), options)) << restore.log();
+  ExpectFiles(restore, files);
+  EXPECT_GE(StoreFigure(restore, "remote_read_bytes"), file_bytes);
+  EXPECT_GE(StoreFigure(restore, "cache_fill_bytes"), file_bytes);
+  // One mount per cache file: a second one is refused and says why.
+  MountedStore other;
+  EXPECT_FALSE(other.MountFrom(Spec(image), options));
+  EXPECT_NE(other.log().find("in use by another mount"), std::string::npos) << other.log();
+  ASSERT_EQ(restore.Unmount(), 0) << restore.log();
+
+  // The next restart reads the same bytes from the cache, not from RADOS.
+  ASSERT_EQ(MountedStore::Run("echo 3 > /proc/sys/vm/drop_caches"), 0);
+  ASSERT_TRUE(restore.MountFrom(Spec(image), options)) << restore.log();
+  ExpectFiles(restore, files);
+  EXPECT_GE(StoreFigure(restore, "cache_hit_bytes"), file_bytes);
+  EXPECT_LE(StoreFigure(restore, "remote_read_bytes"), file_bytes / 10);
+  ASSERT_EQ(restore.Unmount(), 0) << restore.log();
+
+  // A damaged cache file is caught by each piece's checksum: those pieces
+  // come from RADOS again, and every byte read is still the checkpoint's.
+  {
+    std::fstream f(cache, std::ios::in | std::ios::out | std::ios::binary);
+    ASSERT_TRUE(f.good());
+    for (std::streamoff at = 4096; at < static_cast<std::streamoff>(file_bytes); at += 1 << 20) {
+      f.seekp(at);
+      f.put('\x5a');
+    }
+  }
+  ASSERT_EQ(MountedStore::Run("echo 3 > /proc/sys/vm/drop_caches"), 0);
+  ASSERT_TRUE(restore.MountFrom(Spec(image), options)) << restore.log();
+  ExpectFiles(restore, files);
+  EXPECT_GT(StoreFigure(restore, "remote_read_bytes"), 0u);
+  EXPECT_EQ(StoreFigure(restore, "read_errors"), 0u);
+  ASSERT_EQ(restore.Unmount(), 0) << restore.log();
+  EXPECT_NE(restore.log().find("damaged"), std::string::npos) << restore.log();
+  unlink(cache.c_str());
+  unlink((cache + ".index").c_str());
+
+  // A local store is its own cache.
+  MountedStore local;
+  ASSERT_EQ(local.Format("64M"), 0);
+  EXPECT_FALSE(local.Mount({"cache=" + cache}));
+  EXPECT_NE(local.log().find("local store needs no cache"), std::string::npos) << local.log();
+}
+
 TEST_F(TierTest, ASecondWriterIsRefusedAndTakeoverBreaksADeadWritersLock) {
   const std::string image = Image("writers");
   MountedStore first, second;

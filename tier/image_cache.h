@@ -1,0 +1,99 @@
+// ImageCache: a file on the local SSD that keeps what a read-only mount of a
+// RADOS image (RadosImageDevice) read from RADOS, so the same bytes read
+// again (another rank, the next restart on this node) come from the SSD.
+// `ckptfs rados:POOL/NAME MNT -o cache=PATH`.
+//
+// What makes caching safe is the image's own rule (image_manifest.h): the
+// chunks of an object, once a manifest names them, never change. So cached
+// bytes are keyed by (object id, offset) and stay valid for every later
+// manifest of the same image; a newer commit only adds objects.
+//
+// The cache file holds pieces, each 4 KiB aligned, appended and never
+// rewritten. Its index lives in memory and is saved beside it, in
+// PATH.index, when the cache is closed (after the pieces are synced); the
+// index is deleted when the cache is opened, so a crash leaves no index and
+// the next open starts empty. Every piece carries its CRC32C, checked on
+// each hit: a damaged piece is dropped and read from RADOS again, never
+// served. A cache that cannot grow (the filesystem under it full) stops
+// taking pieces and keeps serving the ones it has.
+//
+// PATH.index, little-endian: magic[8] "CKPTCIDX", version u32 (1),
+// image str (u32 length + bytes: "rados:POOL/NAME"), store_id u64,
+// data_end u64, count u32, then per piece: object u64, offset u64,
+// length u32, file_offset u64, crc u32; crc u32 of everything before it.
+//
+// One mount at a time uses a cache file (flock). Thread-safe: mu_ guards
+// the index and the file's end; reads and writes of pieces run outside it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "ckptfs/status.h"
+#include "util/mutex.h"
+
+namespace ckptfs {
+
+struct ImageCacheCounters {
+  uint64_t hit_bytes = 0;   // served from the cache file
+  uint64_t fill_bytes = 0;  // read from RADOS and added
+};
+
+class ImageCache {
+ public:
+  // Opens or creates the cache at `path` for the image `image` of store
+  // `store_id` (a cache of another image starts empty). Busy when another
+  // mount uses it.
+  static Result<std::unique_ptr<ImageCache>> Open(const std::string& path, const std::string& image,
+                                                  uint64_t store_id);
+  // Whether Open would succeed now, without keeping the file (the daemon
+  // checks before it forks and opens after).
+  static Status Check(const std::string& path);
+  // Saves the index (Close).
+  ~ImageCache();
+
+  // Fills buf with `len` bytes at `offset` of `object` if a piece holds
+  // them intact; false when the caller must read RADOS.
+  bool Read(uint64_t object, uint64_t offset, char* buf, size_t len) EXCLUDES(mu_);
+  // Adds bytes read from RADOS.
+  void Insert(uint64_t object, uint64_t offset, const char* data, size_t len) EXCLUDES(mu_);
+  // Syncs the pieces and saves the index; idempotent.
+  Status Close() EXCLUDES(mu_);
+
+  ImageCacheCounters counters() const { return {hit_bytes_.load(), fill_bytes_.load()}; }
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Piece {
+    uint32_t length = 0;
+    uint64_t file_offset = 0;
+    uint32_t crc = 0;
+  };
+  using Key = std::pair<uint64_t, uint64_t>;  // object, offset
+
+  ImageCache(std::string path, int fd, std::string image, uint64_t store_id)
+      : path_(std::move(path)), fd_(fd), image_(std::move(image)), store_id_(store_id) {}
+  // Loads PATH.index if it describes this image; false otherwise.
+  bool LoadIndexLocked() REQUIRES(mu_);
+  std::string EncodeIndexLocked() const REQUIRES(mu_);
+
+  const std::string path_;
+  const int fd_;
+  const std::string image_;
+  const uint64_t store_id_;
+
+  Mutex mu_;
+  std::map<Key, Piece> pieces_ GUARDED_BY(mu_);
+  uint64_t end_ GUARDED_BY(mu_) = 0;  // where the next piece goes
+  bool full_ GUARDED_BY(mu_) = false;  // a write failed: take no more pieces
+  bool closed_ GUARDED_BY(mu_) = false;
+
+  std::atomic<uint64_t> hit_bytes_{0};
+  std::atomic<uint64_t> fill_bytes_{0};
+};
+
+}  // namespace ckptfs
