@@ -7,8 +7,8 @@
 //
 // Reads of the superblock area return the image's superblock (for both
 // copies), reads of a listed chunk come from its object, everything else is
-// zeros: that is the device the manifest describes. Large reads are split at
-// object boundaries and issued in parallel.
+// zeros: that is the device the manifest describes. A read is one RADOS read
+// per stretch of adjacent chunks in an object, all issued in parallel.
 #pragma once
 
 #include <memory>
