@@ -44,6 +44,8 @@ class RunCache {
   // Drops every run stored in [begin, end).
   void Invalidate(uint64_t begin, uint64_t end);
 
+  // Hits: runs returned without a load of their own (cached, or another
+  // caller's load); misses: loads.
   uint64_t hits() const;
   uint64_t misses() const;
 
@@ -53,7 +55,8 @@ class RunCache {
     uint32_t crc;
     std::list<uint64_t>::iterator lru;
   };
-  // A load in flight, shared by the callers that wait for it.
+  // A load in flight, shared by the callers that wait for it; its fields
+  // are guarded by mu_.
   struct Load {
     uint32_t crc = 0;
     bool done = false;
