@@ -35,18 +35,38 @@ RadosImageDevice::RadosImageDevice(std::unique_ptr<RadosImage> image, ImageManif
       segment_size_(segment_size),
       device_size_(device_size) {}
 
-void RadosImageDevice::StartChunkReads(const ImageSegment& entry, uint64_t lo, uint64_t hi,
-                                       char* out, std::vector<Fetch>* fetches) {
-  const std::string object = ImageManifest::ObjectName(entry.segment, entry.object_id);
-  for (const ImageChunk& c : entry.chunks) {
-    const uint64_t from = std::max<uint64_t>(lo, c.offset);
-    const uint64_t to = std::min<uint64_t>(hi, c.offset + c.length);
-    if (from >= to) continue;
+void RadosImageDevice::StartChunkReads(const ImageSegment* entry, uint64_t lo, uint64_t hi, char* out,
+                                       std::vector<Fetch>* fetches) {
+  uint64_t filled = lo;  // out holds, or a fetch will put, the bytes before this
+  // One stretch of adjacent chunks: the drain cuts a segment into 4 MiB
+  // chunks, and a stored run across a cut would otherwise cost two reads.
+  auto fetch = [&](uint64_t from, uint64_t to) {
+    // Zeros only where no chunk is: the rest is overwritten anyway.
+    std::memset(out + (filled - lo), 0, from - filled);
+    filled = to;
     char* dst = out + (from - lo);
-    if (cache_ && cache_->Read(entry.object_id, from, dst, to - from)) continue;
-    fetches->push_back(
-        Fetch{image_->StartRead(object, dst, to - from, from), entry.object_id, from, dst, to - from});
+    if (cache_ && cache_->Read(entry->object_id, from, dst, to - from)) return;
+    fetches->push_back(Fetch{image_->StartRead(ImageManifest::ObjectName(entry->segment, entry->object_id),
+                                               dst, to - from, from),
+                             entry->object_id, from, dst, to - from});
+  };
+  if (entry != nullptr) {
+    uint64_t from = 0, to = 0;  // the stretch being gathered; empty when equal
+    for (const ImageChunk& c : entry->chunks) {
+      const uint64_t lo_c = std::max<uint64_t>(lo, c.offset);
+      const uint64_t hi_c = std::min<uint64_t>(hi, c.offset + c.length);
+      if (lo_c >= hi_c) continue;
+      if (from < to && to == lo_c) {
+        to = hi_c;
+        continue;
+      }
+      if (from < to) fetch(from, to);
+      from = lo_c;
+      to = hi_c;
+    }
+    if (from < to) fetch(from, to);
   }
+  std::memset(out + (filled - lo), 0, hi - filled);
 }
 
 Status RadosImageDevice::Read(uint64_t offset, void* buf, size_t len) {
@@ -59,26 +79,26 @@ Status RadosImageDevice::Read(uint64_t offset, void* buf, size_t len) {
       return Status::Corruption(image_->target().ToString() + ": the image names no object " +
                                 std::to_string(at.remote_object()) + " for an evicted run");
     }
-    std::memset(out, 0, len);
-    StartChunkReads(*entry, at.remote_offset(), at.remote_offset() + len, out, &fetches);
+    StartChunkReads(entry, at.remote_offset(), at.remote_offset() + len, out, &fetches);
     return WaitAll(&fetches);
   }
   if (offset + len > device_size_) return Status::Range("read past the end of the image");
-  std::memset(out, 0, len);
-  // The superblock copies.
-  for (uint64_t copy : kSuperblockOffsets) {
-    const uint64_t lo = std::max(offset, copy), hi = std::min(offset + len, copy + 4096);
-    if (lo < hi) std::memcpy(out + (lo - offset), manifest_.superblock.data() + (lo - copy), hi - lo);
+  const uint64_t end = offset + len;
+  // Below the data segments: the superblock copies, zeros around them.
+  if (offset < data_start_) {
+    std::memset(out, 0, std::min(end, data_start_) - offset);
+    for (uint64_t copy : kSuperblockOffsets) {
+      const uint64_t lo = std::max(offset, copy), hi = std::min(end, copy + 4096);
+      if (lo < hi) std::memcpy(out + (lo - offset), manifest_.superblock.data() + (lo - copy), hi - lo);
+    }
   }
   uint64_t at = std::max(offset, data_start_);
-  const uint64_t end = offset + len;
   while (at < end) {
     const uint32_t segment = static_cast<uint32_t>((at - data_start_) / segment_size_);
     const uint64_t seg_start = data_start_ + segment * segment_size_;
     const uint64_t seg_end = std::min(end, seg_start + segment_size_);
-    if (const ImageSegment* s = manifest_.Find(segment)) {
-      StartChunkReads(*s, at - seg_start, seg_end - seg_start, out + (at - offset), &fetches);
-    }
+    StartChunkReads(manifest_.Find(segment), at - seg_start, seg_end - seg_start, out + (at - offset),
+                    &fetches);
     at = seg_end;
   }
   return WaitAll(&fetches);
@@ -94,7 +114,8 @@ Status RadosImageDevice::WaitAll(std::vector<Fetch>* fetches) {
     }
     reads_.fetch_add(1, std::memory_order_relaxed);
     read_bytes_.fetch_add(f.length, std::memory_order_relaxed);
-    // Short only past the object's end, which the buffer holds as zeros.
+    // Past the object's end the image holds zeros.
+    if (*n < f.length) std::memset(f.dst + *n, 0, f.length - *n);
     if (cache_) cache_->Insert(f.object, f.offset, f.dst, f.length);
   }
   return first;

@@ -9,8 +9,8 @@
 // copies), reads of a listed chunk come from its object, everything else is
 // zeros: that is the device the manifest describes. Remote addresses (runs
 // the store had evicted to the image, format/physical_extent.h) are served
-// from the object they name. Large reads are split at object boundaries and
-// issued in parallel.
+// from the object they name. A read is one RADOS read per stretch of
+// adjacent chunks in an object, all issued in parallel.
 #pragma once
 
 #include <atomic>
@@ -57,10 +57,10 @@ class RadosImageDevice : public BlockDevice {
     char* dst;
     size_t length;
   };
-  // Fills out[0, hi - lo) with the bytes [lo, hi) of `entry`'s segment that
-  // its chunks hold, from the cache or by reads it starts (the rest stays as
-  // it is: zeros).
-  void StartChunkReads(const ImageSegment& entry, uint64_t lo, uint64_t hi, char* out,
+  // Fills out[0, hi - lo) with the bytes [lo, hi) of the segment `entry`
+  // names (null: none, all zeros): its chunks from the cache or by reads it
+  // starts, one per stretch of adjacent chunks, and zeros between them.
+  void StartChunkReads(const ImageSegment* entry, uint64_t lo, uint64_t hi, char* out,
                        std::vector<Fetch>* fetches);
   // Waits for every read, adding what arrived to the cache; the first failure.
   Status WaitAll(std::vector<Fetch>* fetches);

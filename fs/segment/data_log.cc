@@ -215,13 +215,16 @@ Result<RunCache::Run> DataLog::StoredRun(const PhysicalExtent& extent) {
 }
 
 Result<RunCache::Run> DataLog::DecodedRun(const PhysicalExtent& extent) {
-  RunCache::Run run = read_cache_.Find(extent.addr, extent.crc);
-  if (run && run->size() == extent.logical_length()) return run;
+  CKPTFS_ASSIGN_OR_RETURN(RunCache::Run run, read_cache_.FindOrLoad(extent.addr, extent.crc, [&] {
+    return LoadDecodedRun(extent);
+  }));
+  if (run->size() == extent.logical_length()) return run;
+  return LoadDecodedRun(extent);  // another run with the same address and checksum
+}
+
+Result<RunCache::Run> DataLog::LoadDecodedRun(const PhysicalExtent& extent) {
   CKPTFS_ASSIGN_OR_RETURN(RunCache::Run stored, StoredRun(extent));
-  if (!extent.compressed()) {
-    read_cache_.Insert(extent.addr, extent.crc, stored);
-    return stored;
-  }
+  if (!extent.compressed()) return stored;
   auto decoded = run_buffers_.Get(extent.raw_length);
   Status s = DecodeRun(static_cast<Codec>(extent.codec), stored->data(), extent.length,
                        decoded->data(), extent.raw_length);
@@ -233,7 +236,6 @@ Result<RunCache::Run> DataLog::DecodedRun(const PhysicalExtent& extent) {
     MutexLock lock(&mu_);
     stats_.runs_decoded += 1;
   }
-  read_cache_.Insert(extent.addr, extent.crc, decoded);
   return RunCache::Run(std::move(decoded));
 }
 

@@ -168,8 +168,11 @@ class DataLog {
   // The run's stored bytes: copied from its segment buffer while one holds
   // it, else read from the device and verified.
   Result<RunCache::Run> StoredRun(const PhysicalExtent& extent);
-  // The run as file bytes, decoded and cached when compressed.
+  // The run as file bytes, from the run cache, or loaded into it (one load
+  // for all the readers that miss it at once).
   Result<RunCache::Run> DecodedRun(const PhysicalExtent& extent);
+  // The run as file bytes: its stored bytes, decoded when compressed.
+  Result<RunCache::Run> LoadDecodedRun(const PhysicalExtent& extent);
 
   BlockDevice* const device_;
   const Superblock sb_;

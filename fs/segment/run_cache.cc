@@ -5,19 +5,63 @@ namespace ckptfs {
 
 RunCache::Run RunCache::Find(uint64_t addr, uint32_t crc) {
   MutexLock lock(&mu_);
+  Run run = FindLocked(addr, crc);
+  ++(run ? hits_ : misses_);
+  return run;
+}
+
+RunCache::Run RunCache::FindLocked(uint64_t addr, uint32_t crc) {
   auto it = entries_.find(addr);
-  if (it == entries_.end() || it->second.crc != crc) {
-    ++misses_;
-    return nullptr;
-  }
-  ++hits_;
+  if (it == entries_.end() || it->second.crc != crc) return nullptr;
   lru_.splice(lru_.begin(), lru_, it->second.lru);
   return it->second.run;
 }
 
 void RunCache::Insert(uint64_t addr, uint32_t crc, Run run) {
-  if (capacity_ == 0 || run->size() > capacity_) return;
   MutexLock lock(&mu_);
+  InsertLocked(addr, crc, std::move(run));
+}
+
+Result<RunCache::Run> RunCache::FindOrLoad(uint64_t addr, uint32_t crc,
+                                           const std::function<Result<Run>()>& load) {
+  std::shared_ptr<Load> mine;
+  {
+    MutexLock lock(&mu_);
+    if (Run run = FindLocked(addr, crc)) {
+      ++hits_;
+      return run;
+    }
+    auto it = loading_.find(addr);
+    if (it != loading_.end() && it->second->crc == crc) {
+      ++hits_;  // read from the device once, by the caller loading it
+      std::shared_ptr<Load> theirs = it->second;
+      while (!theirs->done) loaded_.Wait(&mu_);
+      if (!theirs->status.ok()) return theirs->status;
+      return theirs->run;
+    }
+    // A load of another crc (the segment's earlier life) is not ours to
+    // share; this one replaces it as the one later callers wait for.
+    ++misses_;
+    mine = std::make_shared<Load>();
+    mine->crc = crc;
+    loading_[addr] = mine;
+  }
+  Result<Run> loaded = load();
+  MutexLock lock(&mu_);
+  mine->done = true;
+  if (loaded.ok()) {
+    mine->run = *loaded;
+    InsertLocked(addr, crc, *loaded);
+  } else {
+    mine->status = loaded.status();
+  }
+  if (auto it = loading_.find(addr); it != loading_.end() && it->second == mine) loading_.erase(it);
+  loaded_.NotifyAll();
+  return loaded;
+}
+
+void RunCache::InsertLocked(uint64_t addr, uint32_t crc, Run run) {
+  if (capacity_ == 0 || run->size() > capacity_) return;
   if (auto old = entries_.find(addr); old != entries_.end()) {
     if (old->second.crc == crc) return;
     bytes_ -= old->second.run->size();  // a stale copy from the segment's past

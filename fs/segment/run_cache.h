@@ -3,17 +3,23 @@
 // holds up to 1 MiB) reads and checksums it from the device once, not once
 // per piece.
 //
+// Readers that miss the same run at the same time share one load of it
+// (FindOrLoad): the kernel asks for neighbouring pieces of a file at once,
+// and a run straddling two of them was read from the device twice.
+//
 // Thread-safe (one mutex, held only for map updates, never during I/O).
 // Entries are immutable once inserted; a segment that gets new contents must
 // be invalidated first (DataLog does this when it reuses a segment).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
 
+#include "ckptfs/status.h"
 #include "util/aligned_buffer.h"
 #include "util/mutex.h"
 
@@ -30,9 +36,16 @@ class RunCache {
   // segment's earlier life can never be returned for a newer one.
   Run Find(uint64_t addr, uint32_t crc);
   void Insert(uint64_t addr, uint32_t crc, Run run);
+  // The cached run, or the one `load` returns, which is then cached. A
+  // caller that misses while another caller's load of the same run (address
+  // and checksum) is in flight waits for that load and gets its result,
+  // error included, instead of loading again. `load` runs without the lock.
+  Result<Run> FindOrLoad(uint64_t addr, uint32_t crc, const std::function<Result<Run>()>& load);
   // Drops every run stored in [begin, end).
   void Invalidate(uint64_t begin, uint64_t end);
 
+  // Hits: runs returned without a load of their own (cached, or another
+  // caller's load); misses: loads.
   uint64_t hits() const;
   uint64_t misses() const;
 
@@ -42,12 +55,24 @@ class RunCache {
     uint32_t crc;
     std::list<uint64_t>::iterator lru;
   };
+  // A load in flight, shared by the callers that wait for it; its fields
+  // are guarded by mu_.
+  struct Load {
+    uint32_t crc = 0;
+    bool done = false;
+    Status status;
+    Run run;
+  };
+  Run FindLocked(uint64_t addr, uint32_t crc) REQUIRES(mu_);  // counts neither hit nor miss
+  void InsertLocked(uint64_t addr, uint32_t crc, Run run) REQUIRES(mu_);
   void EvictLocked() REQUIRES(mu_);
 
   const uint64_t capacity_;
   mutable Mutex mu_;
   std::unordered_map<uint64_t, Entry> entries_ GUARDED_BY(mu_);
   std::list<uint64_t> lru_ GUARDED_BY(mu_);  // most recent first
+  std::unordered_map<uint64_t, std::shared_ptr<Load>> loading_ GUARDED_BY(mu_);  // by address
+  CondVar loaded_;  // a Load finished
   uint64_t bytes_ GUARDED_BY(mu_) = 0;
   uint64_t hits_ GUARDED_BY(mu_) = 0;
   uint64_t misses_ GUARDED_BY(mu_) = 0;

@@ -1,15 +1,21 @@
 // The run cache must never hand out a run from a segment's earlier life: a
 // reader that fetched an old run slowly, while the segment was freed and
-// reused, inserts it after the new run landed at the same address.
+// reused, inserts it after the new run landed at the same address. Readers
+// that miss one run at once load it once.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <cstring>
+#include <future>
 #include <mutex>
 #include <thread>
 
 #include "format/superblock.h"
 #include "io/memory_device.h"
 #include "segment/data_log.h"
+#include "segment/run_cache.h"
 
 namespace ckptfs {
 namespace {
@@ -106,6 +112,97 @@ TEST(RunCache, ReusedSegmentNeverServesARunFromItsPast) {
   ASSERT_TRUE(log.Read(en, 0, out.data(), out.size()).ok());
   EXPECT_TRUE(out == n) << "read of the new run returned the deleted run's bytes (first byte '" << out[0] << "')";
   EXPECT_TRUE(log.Close().ok());
+}
+
+// A load that waits until the test opens its gate.
+class GatedLoad {
+ public:
+  Result<RunCache::Run> operator()() {
+    calls_.fetch_add(1);
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait(l, [&] { return open_; });
+    if (!fail_.ok()) return fail_;
+    auto run = std::make_shared<AlignedBuffer>(4096);
+    std::memset(run->data(), 'R', 4096);
+    return RunCache::Run(std::move(run));
+  }
+  void Open(Status fail = Status::Ok()) {
+    std::lock_guard<std::mutex> l(mu_);
+    open_ = true;
+    fail_ = fail;
+    cv_.notify_all();
+  }
+  int calls() const { return calls_.load(); }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+  Status fail_;
+  std::atomic<int> calls_{0};
+};
+
+void WaitForHits(const RunCache& cache, uint64_t n) {
+  while (cache.hits() < n) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+TEST(RunCache, ReadersMissingTheSameRunAtOnceLoadItOnce) {
+  RunCache cache(1 << 20);
+  GatedLoad load;
+  auto first = std::async(std::launch::async, [&] { return cache.FindOrLoad(4096, 7, std::ref(load)); });
+  while (load.calls() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  auto second = std::async(std::launch::async, [&] { return cache.FindOrLoad(4096, 7, std::ref(load)); });
+  WaitForHits(cache, 1);  // the second reader waits for the first one's load
+  load.Open();
+  auto a = first.get(), b = second.get();
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(*a, *b);
+  EXPECT_EQ(load.calls(), 1);
+  EXPECT_EQ(cache.misses(), 1u);
+  EXPECT_EQ(cache.Find(4096, 7), *a);  // and it is cached
+}
+
+TEST(RunCache, ALoadOfTheSegmentsEarlierLifeIsNotShared) {
+  RunCache cache(1 << 20);
+  GatedLoad old_load;
+  auto old_reader = std::async(std::launch::async, [&] { return cache.FindOrLoad(4096, 7, std::ref(old_load)); });
+  while (old_load.calls() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // Same address, another checksum: the new run's reader loads its own.
+  auto new_reader = std::async(std::launch::async, [&] {
+    return cache.FindOrLoad(4096, 8, [] {
+      auto run = std::make_shared<AlignedBuffer>(4096);
+      std::memset(run->data(), 'N', 4096);
+      return Result<RunCache::Run>(RunCache::Run(std::move(run)));
+    });
+  });
+  const bool waited = new_reader.wait_for(std::chrono::seconds(10)) != std::future_status::ready;
+  old_load.Open();
+  ASSERT_FALSE(waited) << "the new run's reader waited for the old run's load";
+  auto n = new_reader.get();
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ((*n)->data()[0], 'N');
+  ASSERT_TRUE(old_reader.get().ok());
+}
+
+TEST(RunCache, AFailedLoadFailsItsWaitersAndIsNotCached) {
+  RunCache cache(1 << 20);
+  GatedLoad load;
+  auto first = std::async(std::launch::async, [&] { return cache.FindOrLoad(4096, 7, std::ref(load)); });
+  while (load.calls() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  auto second = std::async(std::launch::async, [&] { return cache.FindOrLoad(4096, 7, std::ref(load)); });
+  WaitForHits(cache, 1);
+  load.Open(Status::IOError("RADOS read timed out"));
+  auto a = first.get(), b = second.get();
+  EXPECT_TRUE(a.status().IsIOError());
+  EXPECT_TRUE(b.status().IsIOError());
+  EXPECT_EQ(load.calls(), 1);
+  EXPECT_EQ(cache.Find(4096, 7), nullptr);
+  // The next reader tries again.
+  GatedLoad retry;
+  retry.Open();
+  auto c = cache.FindOrLoad(4096, 7, std::ref(retry));
+  EXPECT_TRUE(c.ok());
+  EXPECT_EQ(retry.calls(), 1);
 }
 
 }  // namespace
