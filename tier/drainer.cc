@@ -485,6 +485,20 @@ void Drainer::UpdateViewLocked(const CommittedImage* image) {
   MutexLock lock(&view_mu_);
   view_segments_ = std::move(segments);
   view_objects_ = std::move(objects);
+  ++view_seq_;
+  view_changed_.NotifyAll();
+}
+
+bool Drainer::WaitForNewerImage(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  MutexLock lock(&view_mu_);
+  const uint64_t seen = view_seq_;
+  while (view_seq_ == seen) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    view_changed_.WaitFor(&view_mu_, deadline - now);
+  }
+  return true;
 }
 
 std::optional<RemoteSegment> Drainer::Published(uint32_t segment, uint64_t incarnation) {

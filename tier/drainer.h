@@ -90,6 +90,7 @@ class Drainer : public RemoteTier {
       EXCLUDES(view_mu_);
   Status ReadRemote(uint64_t object, uint64_t offset, void* buf, size_t len) override
       EXCLUDES(view_mu_);
+  bool WaitForNewerImage(std::chrono::milliseconds timeout) override EXCLUDES(view_mu_);
 
   static std::string LockCookie(uint64_t store_id);
 
@@ -159,6 +160,8 @@ class Drainer : public RemoteTier {
   mutable Mutex view_mu_;
   std::map<uint32_t, HeldSegment> view_segments_ GUARDED_BY(view_mu_);
   std::map<uint64_t, uint32_t> view_objects_ GUARDED_BY(view_mu_);  // object -> its segment
+  uint64_t view_seq_ GUARDED_BY(view_mu_) = 0;  // views shown so far
+  CondVar view_changed_;  // view_seq_ grew
 
   mutable Mutex stats_mu_;
   DrainStats stats_ GUARDED_BY(stats_mu_);

@@ -69,6 +69,22 @@ Result<DataLog::Ticket> Cleaner::AppendMakingRoom(const char* data, size_t len, 
     // Nothing left to evict or worth cleaning: the live data fills the store.
     if (evicted == 0 && cleaned == 0) break;
   }
+  // A store that is its tier's cache is full only of what the tier does
+  // not hold yet: a user write waits for the drain (as for a slow device)
+  // rather than failing, while the drain keeps publishing. A compressor
+  // placing a promised write never waits here (the writers it serves may).
+  const auto deadline = std::chrono::steady_clock::now() + kWaitForTier;
+  while (!ticket.ok() && ticket.status().IsNoSpace() && !placing_pending && evictor_ != nullptr &&
+         std::chrono::steady_clock::now() < deadline) {
+    // What this burst wrote reaches an image only once it is committed.
+    CKPTFS_RETURN_IF_ERROR(journal_->CommitNow());
+    if (!evictor_->active()) break;
+    // Either way, the background pass may have made room meanwhile.
+    (void)evictor_->WaitForTier(std::chrono::seconds(5));
+    CKPTFS_ASSIGN_OR_RETURN(size_t evicted, EvictOnce(8));
+    evicted_total += evicted;
+    ticket = data_->Append(data, len, kUser, coding, placing_pending);
+  }
   if (!ticket.ok() && ticket.status().IsNoSpace()) {
     const SegmentUsage u = segments_->Usage();
     spdlog::warn("store full: a {}-byte write fails: {} ({} of {} segments free, {} waiting for a "

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -39,6 +40,11 @@ struct CleanerStats {
 
 class Cleaner {
  public:
+  // The longest a user write into a full store waits for its tier to hold
+  // enough to evict before it fails with ENOSPC: long enough for a drain
+  // that keeps up with the device, short of hanging on one that is stuck.
+  static constexpr std::chrono::seconds kWaitForTier{60};
+
   // Every pointer must outlive the cleaner. `user_bytes_written` tells it
   // whether users are writing (it stays out of their way). `evictor`, null
   // for a store with no tier, gives published segments up to the tier

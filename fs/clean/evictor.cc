@@ -28,6 +28,14 @@ bool Covers(const std::vector<ByteRange>& ranges, uint64_t offset, uint64_t leng
 
 }  // namespace
 
+bool Evictor::WaitForTier(std::chrono::milliseconds timeout) {
+  bool newer = false;
+  // Held shared across the wait: the tier is detached only at unmount,
+  // when no writer waits any more.
+  routing_->WithTier([&](RemoteTier* tier) { newer = tier != nullptr && tier->WaitForNewerImage(timeout); });
+  return newer;
+}
+
 Result<size_t> Evictor::EvictOnce(size_t max_victims) {
   std::vector<SegmentSummary> candidates = segments_->CleaningCandidates();
   std::sort(candidates.begin(), candidates.end(),

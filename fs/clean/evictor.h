@@ -18,6 +18,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 
@@ -48,6 +49,9 @@ class Evictor {
   Result<size_t> EvictOnce(size_t max_victims);
   // Whether a tier is attached (evicting can make room at all).
   bool active() const { return routing_->tier() != nullptr; }
+  // Waits up to `timeout` for the tier to publish a newer image (more to
+  // evict); false when it did not, or no tier is attached.
+  bool WaitForTier(std::chrono::milliseconds timeout);
 
   EvictorStats stats() const {
     return {evicted_segments_.load(), evicted_runs_.load(), evicted_bytes_.load()};

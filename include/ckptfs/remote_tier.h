@@ -11,6 +11,7 @@
 // (CommittedImage::remote_objects) in each image it publishes.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -35,6 +36,10 @@ class RemoteTier {
   // Reads `len` bytes at `offset` of `object`. Thread-safe; bounded in time
   // (an unreachable tier fails the read rather than hanging it).
   virtual Status ReadRemote(uint64_t object, uint64_t offset, void* buf, size_t len) = 0;
+  // Waits until the tier publishes an image newer than the one Published()
+  // answers from now, or `timeout` passes; whether it did. A store that is
+  // full waits here for what it wrote to become evictable.
+  virtual bool WaitForNewerImage(std::chrono::milliseconds timeout) = 0;
 };
 
 }  // namespace ckptfs

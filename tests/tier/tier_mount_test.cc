@@ -192,6 +192,30 @@ TEST_F(TierTest, TheDeviceIsACacheHoldingMoreCheckpointsThanFitAndReadsEvictedOn
   LoseTheNodeAndRestore(node, image, files);
 }
 
+TEST_F(TierTest, ABurstLargerThanTheDeviceWaitsForTheDrainInsteadOfFailing) {
+  const std::string image = Image("burst");
+  MountedStore node;
+  ASSERT_EQ(node.Format("96M"), 0);
+  // The drain's default hold-back during bursts: it must not hold back
+  // while the store is short of the room only draining can make.
+  ASSERT_TRUE(node.Mount({"tier=" + Spec(image), "ceph_conf=" + CephCluster::Conf(), "rados_timeout=10"}))
+      << node.log();
+  // Five checkpoints of 27 MiB back to back, no wait between them: the
+  // store holds about 80 MiB, so writers must wait for what the drain
+  // makes evictable.
+  Files files;
+  for (uint32_t step = 1; step <= 5; ++step) {
+    Files ckpt = WriteCheckpoint(node, "burst" + std::to_string(step), 20 << 20, 40 + step);
+    files.insert(ckpt.begin(), ckpt.end());
+  }
+  EXPECT_GT(StoreFigure(node, "evicted_segments"), 0u);
+  ASSERT_EQ(Wait(node), 0) << node.log();
+  ASSERT_EQ(MountedStore::Run("echo 3 > /proc/sys/vm/drop_caches"), 0);
+  ExpectFiles(node, files);
+  EXPECT_EQ(node.log().find("store full"), std::string::npos) << node.log();
+  LoseTheNodeAndRestore(node, image, files);
+}
+
 TEST_F(TierTest, ARestoreWithACacheReadsRadosOnceAndNeverServesADamagedPiece) {
   const std::string image = Image("restore-cache");
   Files files;
