@@ -31,6 +31,12 @@ bad = [t["target"] for t in targets if t["result"] == "n/a"]
 if len(targets) < 28 or bad:
     print("FAIL: %d targets, unmeasured: %s" % (len(targets), bad))
     sys.exit(1)
+# A missed target says by how much (the factor its ratio would need).
+vague = [t["target"] for t in targets if t["result"] == "missed" and "needs" not in t.get("missed_by", "")
+         and t["threshold"] > 0]
+if vague:
+    print("FAIL: missed targets without the factor they miss by: %s" % vague)
+    sys.exit(1)
 if not report["fill"].get("passes") or report["chart"] is None:
     print("FAIL: no fill passes or no chart: %s" % report["fill"])
     sys.exit(1)
