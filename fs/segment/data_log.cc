@@ -34,7 +34,10 @@ DataLog::DataLog(BlockDevice* device, const Superblock& sb, SegmentTable* segmen
       max_buffers_(std::max<size_t>(2, options.memory_budget / sb.segment_size)),
       flusher_count_(std::max(1u, options.flusher_threads)),
       read_only_(options.read_only),
-      read_cache_(options.read_cache_bytes) {}
+      read_cache_(options.read_cache_bytes),
+      // A buffer is made fresh only when none is shelved, so buffers in use
+      // and shelved stay within the budget (but for those readers still hold).
+      segment_buffers_(sb.segment_size, max_buffers_) {}
 
 DataLog::~DataLog() { (void)Close(); }
 
@@ -75,7 +78,7 @@ Result<DataLog::Ticket> DataLog::Append(const void* data, size_t len, Stream str
     stats_.appends += 1;
     stats_.bytes_appended += len;
   }
-  char* dst = buffer->data.data() + start;
+  char* dst = buffer->data->data() + start;
   std::memcpy(dst, data, len);
   std::memset(dst + len, 0, stored - len);
   Ticket ticket;
@@ -102,13 +105,7 @@ Result<std::shared_ptr<DataLog::Buffer>> DataLog::NewBufferLocked(Stream stream,
   read_cache_.Invalidate(sb_.SegmentOffset(segment), sb_.SegmentOffset(segment) + sb_.segment_size);
   auto buffer = std::make_shared<Buffer>();
   buffer->segment = segment;
-  if (!spare_.empty()) {
-    buffer->data = std::move(spare_.back());
-    spare_.pop_back();
-  } else {
-    buffer->data = AlignedBuffer(sb_.segment_size, /*zero=*/false);
-    stats_.buffers_allocated += 1;
-  }
+  buffer->data = segment_buffers_.Get(sb_.segment_size);
   ++buffers_in_use_;
   active_[segment] = buffer;
   return buffer;
@@ -134,7 +131,7 @@ Status DataLog::WriteUpTo(Buffer* buffer, uint64_t end, bool partial) {
     MutexLock wl(&buffer->write_mu);
     if (buffer->flushed < end) {
       s = device_->Write(sb_.SegmentOffset(buffer->segment) + buffer->flushed,
-                         buffer->data.data() + buffer->flushed, end - buffer->flushed);
+                         buffer->data->data() + buffer->flushed, end - buffer->flushed);
       if (s.ok()) {
         written = end - buffer->flushed;
         buffer->flushed = end;
@@ -159,8 +156,6 @@ void DataLog::RetireLocked(const std::shared_ptr<Buffer>& buffer) {
   --buffers_in_use_;
   stats_.segments_written += 1;
   segments_->Deactivate(buffer->segment);
-  // Recycle the memory only if no reader still holds the buffer: readers
-  // copy from it without the lock.
   changed_.NotifyAll();
 }
 
@@ -180,8 +175,6 @@ void DataLog::FlusherLoop() {
     (void)WriteUpTo(buffer.get(), end, /*partial=*/false);  // failure lands in io_error_
     lock.Lock();
     RetireLocked(buffer);
-    // Sole owner now (out of active_ and the queue): the memory can be reused.
-    if (buffer.use_count() == 1) spare_.push_back(std::move(buffer->data));
   }
 }
 
@@ -199,7 +192,7 @@ Result<RunCache::Run> DataLog::StoredRun(const PhysicalExtent& extent) {
   if (buffer) {
     const uint32_t segment = buffer->segment;
     // Holding the buffer keeps its memory from being recycled meanwhile.
-    std::memcpy(run->data(), buffer->data.data() + (extent.addr - sb_.SegmentOffset(segment)),
+    std::memcpy(run->data(), buffer->data->data() + (extent.addr - sb_.SegmentOffset(segment)),
                 extent.length);
     return RunCache::Run(std::move(run));
   }
@@ -257,7 +250,7 @@ Status DataLog::ReadInto(const PhysicalExtent& extent, uint32_t skip, size_t len
     // only once nobody holds it (FlusherLoop).
     if (std::shared_ptr<Buffer> buffer = BufferHolding(extent)) {
       const char* at =
-          buffer->data.data() + (extent.addr - sb_.SegmentOffset(buffer->segment)) + skip;
+          buffer->data->data() + (extent.addr - sb_.SegmentOffset(buffer->segment)) + skip;
       view->Add(at, len, std::move(buffer));
       return Status::Ok();
     }
@@ -344,6 +337,7 @@ DataLogStats DataLog::stats() const {
   DataLogStats s = stats_;
   s.read_cache_hits = read_cache_.hits();
   s.read_cache_misses = read_cache_.misses();
+  s.buffers_allocated = segment_buffers_.allocations();
   return s;
 }
 

@@ -147,7 +147,9 @@ class DataLog {
   // enclosing object from here, so the rule lives in this comment.
   struct Buffer {
     uint32_t segment = 0;
-    AlignedBuffer data;
+    // From segment_buffers_: back on its shelf when the last holder (the
+    // log, a reader it lent bytes to, a Sync) lets go.
+    std::shared_ptr<AlignedBuffer> data;
     uint64_t fill = 0;               // reserved bytes (DataLog::mu_)
     std::multiset<uint64_t> inflight;  // starts of unfinished tickets (DataLog::mu_)
     bool sealed = false;             // DataLog::mu_
@@ -188,7 +190,6 @@ class DataLog {
   std::shared_ptr<Buffer> open_[2] GUARDED_BY(mu_);  // by Stream
   std::unordered_map<uint32_t, std::shared_ptr<Buffer>> active_ GUARDED_BY(mu_);  // by segment
   std::deque<std::shared_ptr<Buffer>> sealed_queue_ GUARDED_BY(mu_);
-  std::vector<AlignedBuffer> spare_ GUARDED_BY(mu_);  // recycled buffer memory
   size_t buffers_in_use_ GUARDED_BY(mu_) = 0;
   Status io_error_ GUARDED_BY(mu_);
   bool stopping_ GUARDED_BY(mu_) = false;
@@ -196,6 +197,9 @@ class DataLog {
   std::vector<std::thread> flushers_ GUARDED_BY(mu_);
   RunCache read_cache_;
   BufferPool run_buffers_{PhysicalExtent::kMaxRunLength, 16};  // what reads decode and verify into
+  // Segment buffers' memory, reused rather than mapped afresh (each fresh
+  // one is faulted in page by page under the appends' copies).
+  BufferPool segment_buffers_;
 };
 
 }  // namespace ckptfs

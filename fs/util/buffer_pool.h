@@ -11,6 +11,8 @@
 // Thread-safe (one mutex, held only to take or return a buffer).
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -44,7 +46,10 @@ class BufferPool {
         shelf_->free.pop_back();
       }
     }
-    if (buffer.capacity() == 0) buffer = AlignedBuffer(capacity_, /*zero=*/false);
+    if (buffer.capacity() == 0) {
+      buffer = AlignedBuffer(capacity_, /*zero=*/false);
+      allocations_.fetch_add(1, std::memory_order_relaxed);
+    }
     buffer.Resize(size);
     // The deleter keeps the shelf alive, so buffers may outlive the pool.
     return std::shared_ptr<AlignedBuffer>(
@@ -65,6 +70,11 @@ class BufferPool {
   };
   const size_t capacity_;
   const std::shared_ptr<Shelf> shelf_;
+  std::atomic<uint64_t> allocations_{0};
+
+ public:
+  // Pooled-size buffers made fresh so far (the shelf was empty).
+  uint64_t allocations() const { return allocations_.load(std::memory_order_relaxed); }
 };
 
 }  // namespace ckptfs
