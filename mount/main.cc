@@ -122,16 +122,16 @@ ckptfs::Result<ckptfs::RadosTarget> RadosTargetOf(const std::string& spec, const
   return ckptfs::ParseRadosSpec(spec, config.ceph_conf, config.ceph_id, config.rados_timeout_seconds);
 }
 
-// A drained image, mounted read-only from RADOS on any node. The cache file
-// (-o cache=) is locked by one process at a time, so the daemon only checks
-// it before it forks (`serving` false) and opens it in the process that serves.
+// A drained image, mounted read-only from RADOS on any node, with the
+// -o cache= file locked and open as `cache_fd` (-1: none, or not in this
+// process: a daemon that forks attaches it in the child, which serves).
 ckptfs::Result<std::unique_ptr<ckptfs::FileSystem>> OpenRadosImage(const ckptfs::MountConfig& config,
-                                                                   bool serving) {
+                                                                   int cache_fd) {
   CKPTFS_ASSIGN_OR_RETURN(ckptfs::RadosTarget target, RadosTargetOf(config.store_path, config));
   CKPTFS_ASSIGN_OR_RETURN(auto image, ckptfs::RadosImage::Open(target));
   CKPTFS_ASSIGN_OR_RETURN(auto device, ckptfs::RadosImageDevice::Open(std::move(image)));
-  if (!config.cache.empty()) {
-    ckptfs::Status cached = serving ? device->AttachCache(config.cache) : ckptfs::ImageCache::Check(config.cache);
+  if (cache_fd >= 0) {
+    ckptfs::Status cached = device->AttachCache(config.cache, cache_fd);
     if (!cached.ok()) return cached.WithContext("cache=" + config.cache);
   }
   spdlog::info("{}: image of commit {} ({} bytes in {} segments)", config.store_path,
@@ -144,9 +144,9 @@ ckptfs::Result<std::unique_ptr<ckptfs::FileSystem>> OpenRadosImage(const ckptfs:
 }
 
 ckptfs::Result<std::unique_ptr<ckptfs::FileSystem>> OpenStore(const ckptfs::MountConfig& config,
-                                                              bool serving) {
+                                                              int cache_fd) {
   const std::string& store = config.store_path;
-  if (ckptfs::IsRadosSpec(store)) return OpenRadosImage(config, serving);
+  if (ckptfs::IsRadosSpec(store)) return OpenRadosImage(config, cache_fd);
   return ckptfs::RetryWhileBusy(
       [&] { return ckptfs::FileSystem::Open(store, config.mount); },
       std::chrono::duration<double>(config.busy_wait_seconds),
@@ -221,8 +221,20 @@ int main(int argc, char* argv[]) {
   }
   SetUpLogging(config, opts.foreground);
 
-  // A daemon that forks serves from the child.
-  auto opened = OpenStore(config, /*serving=*/opts.foreground);
+  // The restore cache is locked before any fork, so no other mount can take
+  // it between the check and the child that serves.
+  int cache_fd = -1;
+  if (!config.cache.empty()) {
+    auto locked = ckptfs::ImageCache::LockFile(config.cache);
+    if (!locked.ok()) {
+      std::fprintf(stderr, "ckptfs: cannot mount %s: cache=%s: %s\n", config.store_path.c_str(),
+                   config.cache.c_str(), locked.status().ToString().c_str());
+      return 1;
+    }
+    cache_fd = *locked;
+  }
+  // A daemon that forks serves from the child: the cache is attached there.
+  auto opened = OpenStore(config, opts.foreground ? cache_fd : -1);
   if (!opened.ok()) {
     std::fprintf(stderr, "ckptfs: cannot mount %s: %s\n", config.store_path.c_str(),
                  opened.status().ToString().c_str());
@@ -291,7 +303,7 @@ int main(int argc, char* argv[]) {
         // The copy from before the fork cannot even be destroyed here (its
         // destructor would wait for those threads), so it is let go.
         (void)fs.release();
-        auto again = OpenStore(config, /*serving=*/true);
+        auto again = OpenStore(config, cache_fd);
         if (!again.ok()) {
           spdlog::error("reopening {} after daemonizing: {}", config.store_path, again.status().ToString());
           std::_Exit(1);

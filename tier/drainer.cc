@@ -139,6 +139,18 @@ Result<std::unique_ptr<Drainer>> Drainer::Open(std::unique_ptr<RadosImage> image
   } else if (!manifest.status().IsNotFound()) {
     return manifest.status();
   }
+  // Runs the store evicted live in the image it evicted them to: any other
+  // image (a new one, or another of this store's) lacks their objects, or
+  // holds others under the same ids.
+  CKPTFS_ASSIGN_OR_RETURN(CommittedImage committed, source->CaptureCommitted());
+  MutexLock lock(&d->cycle_mu_);
+  for (uint64_t object : committed.remote_objects) {
+    if (d->published_.FindObject(object) == nullptr) {
+      return Status::Invalid("the store has runs evicted to a RADOS image that " + name + " is not (" + name +
+                             " holds no object " + std::to_string(object) +
+                             "): mount it with the -o tier= it was drained to");
+    }
+  }
   return d;
 }
 

@@ -22,8 +22,9 @@ constexpr uint64_t kPieceAlign = 4096;
 
 std::string IndexPath(const std::string& path) { return path + ".index"; }
 
-// Opens the cache file and takes its lock; the descriptor, or why not.
-Result<int> OpenLocked(const std::string& path) {
+}  // namespace
+
+Result<int> ImageCache::LockFile(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return Status::IOError("cache " + path, errno);
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -34,6 +35,8 @@ Result<int> OpenLocked(const std::string& path) {
   }
   return fd;
 }
+
+namespace {
 
 bool ReadWholeFile(const std::string& path, std::string* out) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -47,15 +50,8 @@ bool ReadWholeFile(const std::string& path, std::string* out) {
 
 }  // namespace
 
-Status ImageCache::Check(const std::string& path) {
-  CKPTFS_ASSIGN_OR_RETURN(int fd, OpenLocked(path));
-  ::close(fd);
-  return Status::Ok();
-}
-
-Result<std::unique_ptr<ImageCache>> ImageCache::Open(const std::string& path, const std::string& image,
+Result<std::unique_ptr<ImageCache>> ImageCache::Open(const std::string& path, int fd, const std::string& image,
                                                      uint64_t store_id) {
-  CKPTFS_ASSIGN_OR_RETURN(int fd, OpenLocked(path));
   std::unique_ptr<ImageCache> cache(new ImageCache(path, fd, image, store_id));
   MutexLock lock(&cache->mu_);
   if (!cache->LoadIndexLocked()) {
@@ -163,7 +159,9 @@ void ImageCache::Insert(uint64_t object, uint64_t offset, const char* data, size
   uint64_t at;
   {
     MutexLock lock(&mu_);
-    if (full_ || closed_ || pieces_.count({object, offset})) return;
+    // A piece already kept from here stays, unless this one is longer.
+    if (full_ || closed_) return;
+    if (auto it = pieces_.find({object, offset}); it != pieces_.end() && it->second.length >= len) return;
     at = end_;
     end_ += (len + kPieceAlign - 1) / kPieceAlign * kPieceAlign;
   }

@@ -45,14 +45,15 @@ struct ImageCacheCounters {
 
 class ImageCache {
  public:
-  // Opens or creates the cache at `path` for the image `image` of store
-  // `store_id` (a cache of another image starts empty). Busy when another
-  // mount uses it.
-  static Result<std::unique_ptr<ImageCache>> Open(const std::string& path, const std::string& image,
+  // Opens or creates the cache file at `path` and takes its lock: the
+  // descriptor, for Open. Busy when another mount uses it. A daemon takes
+  // it before it forks: the lock belongs to the open file, which the child
+  // inherits, so no other mount can take it in between.
+  static Result<int> LockFile(const std::string& path);
+  // The cache in `fd` (from LockFile, now owned) at `path` for the image
+  // `image` of store `store_id` (a cache of another image starts empty).
+  static Result<std::unique_ptr<ImageCache>> Open(const std::string& path, int fd, const std::string& image,
                                                   uint64_t store_id);
-  // Whether Open would succeed now, without keeping the file (the daemon
-  // checks before it forks and opens after).
-  static Status Check(const std::string& path);
   // Saves the index (Close).
   ~ImageCache();
 

@@ -81,7 +81,9 @@ uint64_t ImageManifest::StoredBytes() const {
 std::string ImageManifest::Encode() const {
   std::string out(kMagic, sizeof kMagic);
   Encoder e(&out);
-  e.U32(kVersion);
+  // Version 1 while nothing is evicted, so nodes that predate eviction
+  // still restore every image that does not need it.
+  e.U32(evicted.empty() ? 1 : kVersion);
   e.U32(0);
   e.U64(store_id);
   e.U64(publish_seq);
@@ -92,6 +94,7 @@ std::string ImageManifest::Encode() const {
   sb.resize(kSuperblockBlock, '\0');
   out += sb;
   for (const auto* list : {&segments, &evicted}) {
+    if (list == &evicted && evicted.empty()) break;
     e.U32(static_cast<uint32_t>(list->size()));
     for (const ImageSegment& s : *list) {
       e.U32(s.segment);

@@ -11,7 +11,8 @@
 //   "lock"                 holds the writer's RADOS lock (no data)
 //
 // Layout, little-endian:
-//   magic[8] "CKPTIMG\n", version u32 (1), flags u32 (0),
+//   magic[8] "CKPTIMG\n", version u32 (2; 1 when the evicted list is empty,
+//   which is then left out), flags u32 (0),
 //   store_id u64, publish_seq u64, commit_lsn u64, published_ns i64,
 //   next_object_id u64,
 //   superblock: 4096 bytes (the local store's superblock block at the commit)

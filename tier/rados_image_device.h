@@ -39,9 +39,10 @@ class RadosImageDevice : public BlockDevice {
   bool ServesRemoteRuns() const override { return true; }
   RemoteReadCounters remote_counters() const override;
 
-  // Keeps what is read from RADOS in the cache file at `path` and serves it
-  // from there the next time (ImageCache). Before the first read.
-  Status AttachCache(const std::string& path);
+  // Keeps what is read from RADOS in the cache file at `path`, locked and
+  // open as `fd` (ImageCache::LockFile; owned from now on), and serves it
+  // from there the next time. Before the first read.
+  Status AttachCache(const std::string& path, int fd);
 
   const ImageManifest& manifest() const { return manifest_; }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "clean/cleaning_policy.h"
 
@@ -54,7 +55,18 @@ Result<DataLog::Ticket> Cleaner::AppendMakingRoom(const char* data, size_t len, 
   // or nothing is left to clean (the store is truly full).
   // With a tier, segments it holds go first: giving them up copies nothing.
   size_t evicted_total = 0, cleaned_total = 0;
+  int reuse_waits = 0;
   for (int round = 0; round < 64 && !ticket.ok() && ticket.status().IsNoSpace(); ++round) {
+    // What was given up or cleaned is free once the reads that may still
+    // use it end (a read from RADOS can take a while): wait a little for
+    // that before giving up more of the cache.
+    if (evicted_total + cleaned_total > 0 && reuse_waits < 100 && segments_->Usage().pending_free > 0) {
+      ++reuse_waits;
+      --round;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      ticket = data_->Append(data, len, kUser, coding, placing_pending);
+      continue;
+    }
     CKPTFS_ASSIGN_OR_RETURN(size_t evicted, EvictOnce(8));
     evicted_total += evicted;
     size_t cleaned = 0;

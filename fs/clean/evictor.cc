@@ -46,7 +46,9 @@ Result<size_t> Evictor::EvictOnce(size_t max_victims) {
     for (const SegmentSummary& c : candidates) {
       if (victims.size() >= max_victims) break;
       const uint64_t incarnation = tracking_->Incarnation(c.segment);
-      if (auto held = tier->Published(c.segment, incarnation)) {
+      // An object id past what a remote address can name is never used.
+      if (auto held = tier->Published(c.segment, incarnation);
+          held && held->object >= 1 && held->object <= PhysicalExtent::kMaxRemoteObject) {
         victims[c.segment] = Victim{incarnation, std::move(*held), c.live_bytes};
       }
     }

@@ -15,7 +15,8 @@ Result<LogReplayResult> ReplayStore(BlockDevice* device, const Superblock& sb, N
     if (auto* w = std::get_if<record::WriteExtent>(&r)) {
       // A remote run (evicted to the tier) lies within one segment's object.
       const PhysicalExtent& phys = w->phys;
-      const bool inside = phys.remote() ? phys.remote_offset() % kBlockSize == 0 &&
+      const bool inside = phys.remote() ? phys.remote_object() >= 1 &&
+                                              phys.remote_offset() % kBlockSize == 0 &&
                                               phys.remote_offset() + phys.length <= sb.segment_size
                                         : sb.ContainsRun(phys.addr, phys.length);
       if (!inside) {

@@ -74,10 +74,14 @@ TEST(ImageManifestTest, GoldenBytes) {
   EXPECT_EQ(ImageManifest::ObjectName(3, 5), "seg.3.5");
 }
 
-TEST(ImageManifestTest, ReadsVersionOne) {
-  // Images published before eviction existed: no evicted list.
+TEST(ImageManifestTest, WritesAndReadsVersionOneWhileNothingIsEvicted) {
+  // Images with no evicted list are version 1, as before eviction existed,
+  // so nodes that predate it still restore them.
   std::string v1 = SampleUpToEvicted(1);
   Encoder(&v1).U32(crc32c::Value(v1.data(), v1.size()));
+  ImageManifest nothing_evicted = Sample();
+  nothing_evicted.evicted.clear();
+  EXPECT_EQ(nothing_evicted.Encode(), v1);
   auto back = ImageManifest::Decode(v1);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->segments, Sample().segments);

@@ -173,6 +173,8 @@ TEST_F(TierTest, TheDeviceIsACacheHoldingMoreCheckpointsThanFitAndReadsEvictedOn
     files.erase(std::string("step1/") + name);
   }
   ASSERT_EQ(rmdir(node.Path("step1").c_str()), 0);
+  ASSERT_EQ(Wait(node), 0) << node.log();
+  EXPECT_GT(StoreFigure(node, "remote_objects"), 0u) << "nothing evicted is left: the remount proves nothing";
 
   // A new daemon reads what an earlier one evicted, from its first read on.
   ASSERT_EQ(node.Unmount(), 0) << node.log();
@@ -180,10 +182,21 @@ TEST_F(TierTest, TheDeviceIsACacheHoldingMoreCheckpointsThanFitAndReadsEvictedOn
   EXPECT_EQ(fsck.rc, 0) << fsck.out;
   EXPECT_NE(fsck.out.find("evicted to the tier"), std::string::npos) << fsck.out;
   ASSERT_TRUE(node.Mount(TierOptions(image))) << node.log();
+  ASSERT_EQ(MountedStore::Run("echo 3 > /proc/sys/vm/drop_caches"), 0);
   ExpectFiles(node, files);
+  EXPECT_GT(StoreFigure(node, "remote_reads"), 0u);
+  // Killed right after more is evicted: the next daemon still reads it all.
   Files more = WriteCheckpoint(node, "step6", 20 << 20, 6);
   files.insert(more.begin(), more.end());
+  node.Kill();
+  ASSERT_TRUE(node.Mount(TierOptions(image))) << node.log();
+  ExpectFiles(node, files);
   ASSERT_EQ(Wait(node), 0) << node.log();
+  // The evicted runs live in this image: another one is refused.
+  ASSERT_EQ(node.Unmount(), 0) << node.log();
+  EXPECT_FALSE(node.Mount(TierOptions(Image("elsewhere"))));
+  EXPECT_NE(node.log().find("evicted to a RADOS image"), std::string::npos) << node.log();
+  ASSERT_TRUE(node.Mount(TierOptions(image))) << node.log();
   // The image holds every checkpoint, evicted or not, with every checksum.
   CommandOutput image_fsck = Capture(MountedStore::BinDir() + "/ckptfs-fsck " + Spec(image) + " --ceph-conf " +
                                      CephCluster::Conf());
