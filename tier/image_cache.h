@@ -66,7 +66,6 @@ class ImageCache {
   Status Close() EXCLUDES(mu_);
 
   ImageCacheCounters counters() const { return {hit_bytes_.load(), fill_bytes_.load()}; }
-  const std::string& path() const { return path_; }
 
  private:
   struct Piece {

@@ -102,8 +102,9 @@ Result<size_t> Evictor::EvictOnce(size_t max_victims) {
     ++evicted;
     bytes += v.live_bytes;
   }
-  // The segments hold no live run now; the commit makes them free.
-  CKPTFS_RETURN_IF_ERROR(journal_->CommitNow());
+  // The segments hold no live run now; the commit makes them free. Nothing
+  // re-pointed, nothing to commit.
+  if (repointed > 0) CKPTFS_RETURN_IF_ERROR(journal_->CommitNow());
   evicted_segments_.fetch_add(evicted);
   evicted_runs_.fetch_add(repointed);
   evicted_bytes_.fetch_add(bytes);

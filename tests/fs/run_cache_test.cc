@@ -11,6 +11,7 @@
 #include <future>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "format/superblock.h"
 #include "io/memory_device.h"
@@ -146,12 +147,21 @@ void WaitForHits(const RunCache& cache, uint64_t n) {
   while (cache.hits() < n) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
-TEST(RunCache, ReadersMissingTheSameRunAtOnceLoadItOnce) {
-  RunCache cache(1 << 20);
-  GatedLoad load;
+// Two readers of run (4096, 7) that miss it together: the first loading it
+// through `load` (held until opened), the second once the first waits for
+// the load.
+std::pair<std::future<Result<RunCache::Run>>, std::future<Result<RunCache::Run>>> TwoReadersOfOneRun(
+    RunCache& cache, GatedLoad& load) {
   auto first = std::async(std::launch::async, [&] { return cache.FindOrLoad(4096, 7, std::ref(load)); });
   while (load.calls() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   auto second = std::async(std::launch::async, [&] { return cache.FindOrLoad(4096, 7, std::ref(load)); });
+  return {std::move(first), std::move(second)};
+}
+
+TEST(RunCache, ReadersMissingTheSameRunAtOnceLoadItOnce) {
+  RunCache cache(1 << 20);
+  GatedLoad load;
+  auto [first, second] = TwoReadersOfOneRun(cache, load);
   WaitForHits(cache, 1);  // the second reader waits for the first one's load
   load.Open();
   auto a = first.get(), b = second.get();
@@ -187,9 +197,7 @@ TEST(RunCache, ALoadOfTheSegmentsEarlierLifeIsNotShared) {
 TEST(RunCache, AFailedLoadFailsItsWaitersAndIsNotCached) {
   RunCache cache(1 << 20);
   GatedLoad load;
-  auto first = std::async(std::launch::async, [&] { return cache.FindOrLoad(4096, 7, std::ref(load)); });
-  while (load.calls() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  auto second = std::async(std::launch::async, [&] { return cache.FindOrLoad(4096, 7, std::ref(load)); });
+  auto [first, second] = TwoReadersOfOneRun(cache, load);
   WaitForHits(cache, 1);
   load.Open(Status::IOError("RADOS read timed out"));
   auto a = first.get(), b = second.get();
