@@ -25,8 +25,16 @@ class PeriodicThread {
     if (thread_.joinable() || stop_) return;
     thread_ = std::thread([this, interval, task = std::move(task)] { Loop(interval, task); });
   }
-  // Runs the task now rather than at the end of the interval.
-  void Wake() { cv_.NotifyAll(); }
+  // Runs the task now rather than at the end of the interval; called while
+  // the task runs, or before the thread is up, it runs the task again as
+  // soon as that ends (the wake is not lost).
+  void Wake() EXCLUDES(mu_) {
+    {
+      MutexLock lock(&mu_);
+      wake_ = true;
+    }
+    cv_.NotifyAll();
+  }
   // Ends the thread after the task in progress, if any. Final.
   void Stop() EXCLUDES(mu_) {
     {
@@ -41,7 +49,8 @@ class PeriodicThread {
   void Loop(std::chrono::milliseconds interval, const std::function<void()>& task) EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     while (!stop_) {
-      cv_.WaitFor(&mu_, interval);
+      if (!wake_) cv_.WaitFor(&mu_, interval);
+      wake_ = false;
       if (stop_) break;
       lock.Unlock();
       task();
@@ -52,6 +61,7 @@ class PeriodicThread {
   Mutex mu_;
   CondVar cv_;
   bool stop_ GUARDED_BY(mu_) = false;
+  bool wake_ GUARDED_BY(mu_) = false;  // Wake() since the task last started
   std::thread thread_;  // started and joined only by Start and Stop
 };
 

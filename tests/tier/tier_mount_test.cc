@@ -141,6 +141,12 @@ TEST_F(TierTest, ADaemonKilledMidDrainResumesWithoutResendingWhatArrived) {
   // What the published image held was checked against the store and kept.
   EXPECT_GE(TierFigure(node, "adopted_bytes"), first_image);
   EXPECT_LE(TierFigure(node, "uploaded_bytes"), TierFigure(node, "image_bytes") - first_image);
+  // The new daemon sends before it lists the image, so it hands out again
+  // the ids of the objects the killed one left: every chunk the image names
+  // must still check.
+  CommandOutput fsck = Capture(MountedStore::BinDir() + "/ckptfs-fsck " + Spec(image) + " --ceph-conf " +
+                               CephCluster::Conf());
+  EXPECT_EQ(fsck.rc, 0) << fsck.out;
   LoseTheNodeAndRestore(node, image, files);
 }
 
