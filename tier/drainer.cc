@@ -430,7 +430,10 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, bool* segment_reuse
         if (l.unchanged.ok() && *l.unchanged) l.crc = crc32c::Value(data, p.length);
         return l;
       };
-      reading.push_back({p, k.object_id, b, std::async(std::launch::async, std::move(load))});
+      // With both policies a thread that cannot be created (EAGAIN) makes
+      // the read run in the drain thread at get() instead of throwing.
+      reading.push_back(
+          {p, k.object_id, b, std::async(std::launch::async | std::launch::deferred, std::move(load))});
     }
   };
 
