@@ -385,9 +385,9 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, bool* segment_reuse
     uint32_t crc;
     size_t buffer;
   };
-  // Declared first, so they outlive every read and write below.
+  // Declared first, so they outlive every read and write below. Growing
+  // the vector moves the AlignedBuffers, not the memory a read fills.
   std::vector<AlignedBuffer> buffers;
-  buffers.reserve(options_.max_in_flight + options_.reads_ahead + 1);  // no move under a read
   std::vector<size_t> free_buffers;
   std::deque<Reading> reading;
   std::deque<InFlight> in_flight;
@@ -412,8 +412,9 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, bool* segment_reuse
     stats_.behind_bytes -= std::min(stats_.behind_bytes, f.piece.length);
   };
   size_t next = 0;
+  const size_t reads_ahead = std::max(1u, options_.reads_ahead);
   auto start_reads = [&]() REQUIRES(cycle_mu_) {
-    while (next < pieces.size() && reading.size() < std::max(1u, options_.reads_ahead)) {
+    while (next < pieces.size() && reading.size() < reads_ahead) {
       const Piece p = pieces[next++];
       if (free_buffers.empty()) {
         buffers.emplace_back(options_.chunk_bytes, /*zero=*/false);
