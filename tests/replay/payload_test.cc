@@ -57,6 +57,18 @@ TEST(Payload, FindMismatchReportsTheCorruptedOffset) {
   EXPECT_EQ(*bad, 1000u + 1234u);
 }
 
+TEST(Payload, FindMismatchComparesBlockByBlockWithAScratchSmallerThanTheData) {
+  PayloadPattern pattern(PayloadKind::kBf16, FileSeed("f"));
+  std::vector<std::byte> data = Generate(pattern, 7, 10000);
+  std::vector<std::byte> scratch(333);  // blocks that cut words and end short
+  EXPECT_FALSE(pattern.FindMismatch(7, data, scratch).has_value());
+  for (size_t corrupt : {size_t{0}, size_t{332}, size_t{333}, size_t{6000}, size_t{9999}}) {
+    std::vector<std::byte> bad_data = data;
+    bad_data[corrupt] ^= std::byte{0x80};
+    EXPECT_EQ(pattern.FindMismatch(7, bad_data, scratch), std::optional<uint64_t>(7 + corrupt)) << corrupt;
+  }
+}
+
 TEST(Payload, ZerosAreZerosAndVerifyAsSuch) {
   PayloadPattern zeros(PayloadKind::kZeros, FileSeed("f"));
   std::vector<std::byte> data = Generate(zeros, 5, 100);

@@ -260,7 +260,7 @@ Status VerifyRankFiles(const RankPlan& plan, const RankIo& io, std::vector<std::
   const bool mapped = io.restore_mode == RestoreMode::kMmap;
   uint64_t largest = LargestChunk(plan, io.max_write);
   if (!mapped) buffer.resize(std::max<uint64_t>(buffer.size(), largest));
-  scratch.resize(std::max<uint64_t>(scratch.size(), largest));
+  scratch.resize(PayloadPattern::kVerifyBlockBytes);
   for (const PlannedFile& file : plan.files) {
     const std::string path = JoinPath(io.dir, file.relative_path);
     CKPTFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenFile(path, OpenMode::kRead));

@@ -112,11 +112,14 @@ void PayloadPattern::Fill(uint64_t file_offset, std::span<std::byte> out) const 
 std::optional<uint64_t> PayloadPattern::FindMismatch(uint64_t file_offset,
                                                      std::span<const std::byte> data,
                                                      std::span<std::byte> scratch) const {
-  std::span<std::byte> expected = scratch.first(data.size());
-  Fill(file_offset, expected);
-  if (std::memcmp(expected.data(), data.data(), data.size()) == 0) return std::nullopt;
-  for (size_t i = 0; i < data.size(); ++i) {
-    if (expected[i] != data[i]) return file_offset + i;
+  for (size_t at = 0; at < data.size(); at += scratch.size()) {
+    std::span<const std::byte> block = data.subspan(at, std::min(scratch.size(), data.size() - at));
+    std::span<std::byte> expected = scratch.first(block.size());
+    Fill(file_offset + at, expected);
+    if (std::memcmp(expected.data(), block.data(), block.size()) == 0) continue;
+    for (size_t i = 0; i < block.size(); ++i) {
+      if (expected[i] != block[i]) return file_offset + at + i;
+    }
   }
   return std::nullopt;
 }

@@ -80,7 +80,7 @@ class RankReplay {
           if (got != op.length) {
             return Status::Corruption(path + ": short read at offset " + std::to_string(op.offset));
           }
-          scratch_.resize(buffer_.size());
+          scratch_.resize(PayloadPattern::kVerifyBlockBytes);
           if (auto bad = PayloadPattern(options_.payload, FileSeed(op.path)).FindMismatch(op.offset, data, scratch_)) {
             return Status::Corruption(path + ": content mismatch at offset " + std::to_string(*bad));
           }
