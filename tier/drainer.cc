@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <deque>
 #include <future>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -371,6 +372,7 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, bool* segment_reuse
   // took 4 of the 7 s a 1.7 GB drain lasted (docs/benchmarks.md).
   struct Loaded {
     Result<bool> unchanged = false;  // false: the segment was handed out again
+    std::optional<RadosImage::Payload> payload;  // when unchanged
     uint32_t crc = 0;
   };
   struct Reading {
@@ -428,7 +430,10 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, bool* segment_reuse
       auto load = [source = source_, p, incarnation = k.incarnation, data] {
         Loaded l;
         l.unchanged = source->ReadSegment(p.segment, incarnation, p.offset, data, p.length);
-        if (l.unchanged.ok() && *l.unchanged) l.crc = crc32c::Value(data, p.length);
+        if (l.unchanged.ok() && *l.unchanged) {
+          l.payload.emplace(data, p.length);
+          l.crc = l.payload->Crc32c();
+        }
         return l;
       };
       // With both policies a thread that cannot be created (EAGAIN) makes
@@ -452,7 +457,7 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, bool* segment_reuse
     }
     if (in_flight.size() >= options_.max_in_flight) complete_oldest();
     in_flight.push_back({image_->StartWrite(ImageManifest::ObjectName(r.piece.segment, r.object_id),
-                                            buffers[r.buffer].data(), r.piece.length, r.piece.offset),
+                                            std::move(*l.payload), r.piece.offset),
                          r.piece, l.crc, r.buffer});
   }
   for (Reading& r : reading) r.loaded.wait();  // abandoned: their bytes are not sent

@@ -27,6 +27,24 @@ struct RadosImage::Op::State {
   int submit_error = 0;
 };
 
+struct RadosImage::Payload::Buffer {
+  librados::bufferlist bl;
+};
+
+RadosImage::Payload::Payload(const char* data, size_t len) : buffer_(std::make_unique<Buffer>()) {
+  buffer_->bl.push_back(ceph::buffer::create_static(static_cast<unsigned>(len), const_cast<char*>(data)));
+}
+
+RadosImage::Payload::~Payload() = default;
+RadosImage::Payload::Payload(Payload&&) noexcept = default;
+RadosImage::Payload& RadosImage::Payload::operator=(Payload&&) noexcept = default;
+
+uint32_t RadosImage::Payload::Crc32c() const {
+  // The messenger asks for the raw register seeded with all ones, as
+  // crc32c::Value computes it before its final inversion.
+  return ~buffer_->bl.crc32c(~0u);
+}
+
 RadosImage::Op::Op(std::unique_ptr<State> state) : state_(std::move(state)) {}
 
 RadosImage::Op::~Op() {
@@ -86,15 +104,14 @@ Status RadosImage::Error(const std::string& what, const std::string& oid, int re
   return Status::IOError(what + " " + target_.ToString() + "/" + oid, -ret);
 }
 
-std::unique_ptr<RadosImage::Op> RadosImage::StartWrite(const std::string& oid, const char* data,
-                                                       size_t len, uint64_t offset) {
+std::unique_ptr<RadosImage::Op> RadosImage::StartWrite(const std::string& oid, Payload payload,
+                                                       uint64_t offset) {
   auto s = std::make_unique<Op::State>();
   s->completion = librados::Rados::aio_create_completion();
-  s->len = len;
+  s->bl = std::move(payload.buffer_->bl);
+  s->len = s->bl.length();
   s->what = "RADOS write of " + target_.ToString() + "/" + oid;
-  // The caller keeps `data` alive until Wait (Op's destructor waits).
-  s->bl.push_back(ceph::buffer::create_static(static_cast<unsigned>(len), const_cast<char*>(data)));
-  const int ret = connection_->io.aio_write(oid, s->completion, s->bl, len, offset);
+  const int ret = connection_->io.aio_write(oid, s->completion, s->bl, s->len, offset);
   if (ret < 0) s->submit_error = ret;  // never submitted: Wait reports it
   return std::unique_ptr<Op>(new Op(std::move(s)));
 }
