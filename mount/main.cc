@@ -131,7 +131,7 @@ ckptfs::Result<std::unique_ptr<ckptfs::FileSystem>> OpenRadosImage(const ckptfs:
   CKPTFS_ASSIGN_OR_RETURN(auto image, ckptfs::RadosImage::Open(target));
   CKPTFS_ASSIGN_OR_RETURN(auto device, ckptfs::RadosImageDevice::Open(std::move(image)));
   if (cache_fd >= 0) {
-    ckptfs::Status cached = device->AttachCache(config.cache, cache_fd);
+    ckptfs::Status cached = device->AttachCache(config.cache, cache_fd, config.cache_bytes);
     if (!cached.ok()) return cached.WithContext("cache=" + config.cache);
   }
   spdlog::info("{}: image of commit {} ({} bytes in {} segments)", config.store_path,

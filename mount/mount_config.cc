@@ -37,6 +37,7 @@ struct RawOptions {
   char* unmount_drain = nullptr;
   char* drain_defer = nullptr;
   char* cache = nullptr;
+  char* cache_size = nullptr;
   int no_writeback_cache = 0;
   int nonempty = 0;
   int read_only = 0;  // the last of ro and rw
@@ -71,6 +72,7 @@ const fuse_opt kOptionSpecs[] = {
     CKPTFS_OPT("unmount_drain=%s", unmount_drain),
     CKPTFS_OPT("drain_defer=%s", drain_defer),
     CKPTFS_OPT("cache=%s", cache),
+    CKPTFS_OPT("cache_size=%s", cache_size),
     CKPTFS_OPT("no_writeback_cache", no_writeback_cache),
     CKPTFS_OPT("nonempty", nonempty),
     FUSE_OPT_KEY("ro", kKeyReadOnly),
@@ -248,6 +250,14 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
     config->cache = v;
     return Status::Ok();
   });
+  take(raw.cache_size, [&](const char* v) -> Status {
+    auto r = ParseSize(v);
+    if (!r.ok() || *r < (1 << 20)) {
+      return Status::Invalid(std::string("option cache_size=") + v + ": expected a size of at least 1M");
+    }
+    config->cache_bytes = *r;
+    return Status::Ok();
+  });
   take(raw.drain_defer, [&](const char* v) -> Status {
     CKPTFS_ASSIGN_OR_RETURN(config->drain_defer_seconds, ParseSeconds("drain_defer", v));
     return Status::Ok();
@@ -264,6 +274,9 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
   if (status.ok() && !config->cache.empty() && !IsRadosSpec(config->store_path)) {
     status = Status::Invalid("option cache=" + config->cache + " keeps what a mount of rados:POOL/NAME reads; a "
                              "local store needs no cache");
+  }
+  if (status.ok() && config->cache_bytes != 0 && config->cache.empty()) {
+    status = Status::Invalid("option cache_size= bounds the file of -o cache=PATH, which is not given");
   }
   if (status.ok() && config->mount.read_only && !config->tier.empty()) {
     status = Status::Invalid("option tier=" + config->tier + " drains what the mount commits; a read-only mount "
@@ -306,6 +319,8 @@ const char* MountOptionsHelp() {
          "                           seconds (default 60; 0: drain at once)\n"
          "    -o cache=PATH          with a rados:POOL/NAME source: keep what is read in the\n"
          "                           local file PATH and serve it from there next time\n"
+         "    -o cache_size=SIZE     the most that file grows to (default: until the\n"
+         "                           filesystem under it is full); then it keeps what it has\n"
          "\n"
          "fusermount3 -u returns once the kernel has let go of the mount, before the\n"
          "daemon has written out what it buffers; the store stays locked until the\n"

@@ -36,6 +36,9 @@ struct MountConfig {
   // -o cache=PATH, with a rados:POOL/NAME source: a local file that keeps
   // what the mount reads from RADOS (ImageCache).
   std::string cache;
+  // -o cache_size=SIZE: the most the cache file grows to; 0: until the
+  // filesystem under it is full.
+  uint64_t cache_bytes = 0;
 };
 
 // Parses and removes ckptfs's options from `args`. Invalid names the option.

@@ -51,8 +51,8 @@ bool ReadWholeFile(const std::string& path, std::string* out) {
 }  // namespace
 
 Result<std::unique_ptr<ImageCache>> ImageCache::Open(const std::string& path, int fd, const std::string& image,
-                                                     uint64_t store_id) {
-  std::unique_ptr<ImageCache> cache(new ImageCache(path, fd, image, store_id));
+                                                     uint64_t store_id, uint64_t max_bytes) {
+  std::unique_ptr<ImageCache> cache(new ImageCache(path, fd, image, store_id, max_bytes));
   MutexLock lock(&cache->mu_);
   if (!cache->LoadIndexLocked()) {
     // Nothing known about the file's bytes: start over.
@@ -162,8 +162,14 @@ void ImageCache::Insert(uint64_t object, uint64_t offset, const char* data, size
     // A piece already kept from here stays, unless this one is longer.
     if (full_ || closed_) return;
     if (auto it = pieces_.find({object, offset}); it != pieces_.end() && it->second.length >= len) return;
+    const uint64_t size = (len + kPieceAlign - 1) / kPieceAlign * kPieceAlign;
+    if (max_bytes_ != 0 && end_ + size > max_bytes_) {
+      spdlog::info("cache {}: reached its size ({} bytes, cache_size=); it keeps what it has", path_, end_);
+      full_ = true;
+      return;
+    }
     at = end_;
-    end_ += (len + kPieceAlign - 1) / kPieceAlign * kPieceAlign;
+    end_ += size;
   }
   const ssize_t n = ::pwrite(fd_, data, len, static_cast<off_t>(at));
   MutexLock lock(&mu_);

@@ -15,7 +15,9 @@
 // the next open starts empty. Every piece carries its CRC32C, checked on
 // each hit: a damaged piece is dropped and read from RADOS again, never
 // served. A cache that cannot grow (the filesystem under it full) stops
-// taking pieces and keeps serving the ones it has.
+// taking pieces and keeps serving the ones it has, and so does one that
+// reached the size it was given (-o cache_size=): pieces are never
+// rewritten, so a full cache is replaced, not evicted from, by deleting it.
 //
 // PATH.index, little-endian: magic[8] "CKPTCIDX", version u32 (1),
 // image str (u32 length + bytes: "rados:POOL/NAME"), store_id u64,
@@ -51,9 +53,10 @@ class ImageCache {
   // inherits, so no other mount can take it in between.
   static Result<int> LockFile(const std::string& path);
   // The cache in `fd` (from LockFile, now owned) at `path` for the image
-  // `image` of store `store_id` (a cache of another image starts empty).
+  // `image` of store `store_id` (a cache of another image starts empty),
+  // taking pieces until the file would pass `max_bytes` (0: no bound).
   static Result<std::unique_ptr<ImageCache>> Open(const std::string& path, int fd, const std::string& image,
-                                                  uint64_t store_id);
+                                                  uint64_t store_id, uint64_t max_bytes);
   // Saves the index (Close).
   ~ImageCache();
 
@@ -75,8 +78,8 @@ class ImageCache {
   };
   using Key = std::pair<uint64_t, uint64_t>;  // object, offset
 
-  ImageCache(std::string path, int fd, std::string image, uint64_t store_id)
-      : path_(std::move(path)), fd_(fd), image_(std::move(image)), store_id_(store_id) {}
+  ImageCache(std::string path, int fd, std::string image, uint64_t store_id, uint64_t max_bytes)
+      : path_(std::move(path)), fd_(fd), image_(std::move(image)), store_id_(store_id), max_bytes_(max_bytes) {}
   // Loads PATH.index if it describes this image; false otherwise.
   bool LoadIndexLocked() REQUIRES(mu_);
   std::string EncodeIndexLocked() const REQUIRES(mu_);
@@ -85,11 +88,12 @@ class ImageCache {
   const int fd_;
   const std::string image_;
   const uint64_t store_id_;
+  const uint64_t max_bytes_;  // 0: no bound
 
   Mutex mu_;
   std::map<Key, Piece> pieces_ GUARDED_BY(mu_);
   uint64_t end_ GUARDED_BY(mu_) = 0;  // where the next piece goes
-  bool full_ GUARDED_BY(mu_) = false;  // a write failed: take no more pieces
+  bool full_ GUARDED_BY(mu_) = false;  // a write failed or max_bytes_ reached: take no more pieces
   bool closed_ GUARDED_BY(mu_) = false;
 
   std::atomic<uint64_t> hit_bytes_{0};

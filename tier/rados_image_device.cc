@@ -133,9 +133,9 @@ RemoteReadCounters RadosImageDevice::remote_counters() const {
   return c;
 }
 
-Status RadosImageDevice::AttachCache(const std::string& path, int fd) {
+Status RadosImageDevice::AttachCache(const std::string& path, int fd, uint64_t max_bytes) {
   CKPTFS_ASSIGN_OR_RETURN(Superblock sb, Superblock::Decode(manifest_.superblock.data()));
-  CKPTFS_ASSIGN_OR_RETURN(cache_, ImageCache::Open(path, fd, image_->target().ToString(), sb.store_id));
+  CKPTFS_ASSIGN_OR_RETURN(cache_, ImageCache::Open(path, fd, image_->target().ToString(), sb.store_id, max_bytes));
   return Status::Ok();
 }
 

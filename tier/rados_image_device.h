@@ -40,9 +40,10 @@ class RadosImageDevice : public BlockDevice {
   RemoteReadCounters remote_counters() const override;
 
   // Keeps what is read from RADOS in the cache file at `path`, locked and
-  // open as `fd` (ImageCache::LockFile; owned from now on), and serves it
-  // from there the next time. Before the first read.
-  Status AttachCache(const std::string& path, int fd);
+  // open as `fd` (ImageCache::LockFile; owned from now on), up to
+  // `max_bytes` of it (0: no bound), and serves it from there the next
+  // time. Before the first read.
+  Status AttachCache(const std::string& path, int fd, uint64_t max_bytes);
 
   const ImageManifest& manifest() const { return manifest_; }
 

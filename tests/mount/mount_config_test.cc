@@ -239,6 +239,21 @@ TEST(MountConfig, ACacheIsForAMountOfAnImageOnly) {
   EXPECT_EQ(empty.status.code(), Status::Code::kInvalid);
 }
 
+TEST(MountConfig, ACacheSizeBoundsTheCacheItNames) {
+  Parsed bounded = Parse({"ckptfs", "rados:ckptfs/job42", "/mnt/ckpt", "-o", "cache=/nvme/c,cache_size=20G"});
+  ASSERT_TRUE(bounded.status.ok()) << bounded.status.ToString();
+  EXPECT_EQ(bounded.config.cache_bytes, 20ull << 30);
+  EXPECT_EQ(Parse({"ckptfs", "rados:ckptfs/job42", "/mnt/ckpt", "-o", "cache=/nvme/c"}).config.cache_bytes, 0u);
+  Parsed alone = Parse({"ckptfs", "rados:ckptfs/job42", "/mnt/ckpt", "-o", "cache_size=20G"});
+  EXPECT_EQ(alone.status.code(), Status::Code::kInvalid);
+  EXPECT_NE(alone.status.message().find("-o cache=PATH"), std::string::npos) << alone.status.message();
+  for (const char* bad : {"cache=/nvme/c,cache_size=", "cache=/nvme/c,cache_size=12Q", "cache=/nvme/c,cache_size=4k"}) {
+    Parsed p = Parse({"ckptfs", "rados:ckptfs/job42", "/mnt/ckpt", "-o", bad});
+    EXPECT_EQ(p.status.code(), Status::Code::kInvalid) << bad;
+    EXPECT_NE(p.status.message().find("cache_size="), std::string::npos) << p.status.message();
+  }
+}
+
 TEST(MountConfig, TheFirstBadOptionIsReportedAndTheRestStillFreed) {
   Parsed p = ParseOptions("flushers=0,compressors=0,log_file=/tmp/x");
   ASSERT_EQ(p.status.code(), Status::Code::kInvalid);
@@ -258,7 +273,7 @@ TEST(MountConfig, HelpNamesEveryOption) {
        {"memory=", "flushers=", "commit_interval=", "attr_timeout=", "entry_timeout=", "io=",
         "read_ahead_kb=", "compress=", "compressors=", "compress_backlog=", "compress_when=",
         "no_writeback_cache", "log_level=", "log_file=", "nonempty", "ro", "wait=", "tier=",
-        "ceph_conf=", "ceph_id=", "rados_timeout=", "unmount_drain=", "drain_defer=", "cache="}) {
+        "ceph_conf=", "ceph_id=", "rados_timeout=", "unmount_drain=", "drain_defer=", "cache=", "cache_size="}) {
     EXPECT_NE(help.find(std::string("-o ") + option), std::string::npos) << option;
   }
 }

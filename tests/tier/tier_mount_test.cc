@@ -3,6 +3,7 @@
 // image mounted from RADOS, a second writer refused, an unreachable cluster,
 // and two nodes draining at once with a third restoring both.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstring>
 #include <fstream>
@@ -286,6 +287,31 @@ TEST_F(TierTest, ARestoreWithACacheReadsRadosOnceAndNeverServesADamagedPiece) {
   EXPECT_EQ(StoreFigure(restore, "read_errors"), 0u);
   ASSERT_EQ(restore.Unmount(), 0) << restore.log();
   EXPECT_NE(restore.log().find("damaged"), std::string::npos) << restore.log();
+  unlink(cache.c_str());
+  unlink((cache + ".index").c_str());
+
+  // A cache given a size stops growing there and keeps serving what it has.
+  ASSERT_GT(file_bytes, 8u << 20) << "the checkpoint fits the bound: the test proves nothing";
+  std::vector<std::string> bounded = options;
+  bounded.push_back("cache_size=4M");
+  ASSERT_EQ(MountedStore::Run("echo 3 > /proc/sys/vm/drop_caches"), 0);
+  ASSERT_TRUE(restore.MountFrom(Spec(image), bounded)) << restore.log();
+  ExpectFiles(restore, files);
+  const uint64_t kept = StoreFigure(restore, "cache_fill_bytes");
+  EXPECT_GT(kept, 0u);
+  EXPECT_LE(kept, 4u << 20);
+  ASSERT_EQ(restore.Unmount(), 0) << restore.log();
+  EXPECT_NE(restore.log().find("reached its size"), std::string::npos) << restore.log();
+  struct stat st {};
+  ASSERT_EQ(stat(cache.c_str(), &st), 0);
+  EXPECT_LE(static_cast<uint64_t>(st.st_size), 4u << 20);
+  ASSERT_EQ(MountedStore::Run("echo 3 > /proc/sys/vm/drop_caches"), 0);
+  ASSERT_TRUE(restore.MountFrom(Spec(image), bounded)) << restore.log();
+  ExpectFiles(restore, files);
+  EXPECT_GE(StoreFigure(restore, "cache_hit_bytes"), kept / 2);
+  EXPECT_EQ(StoreFigure(restore, "cache_fill_bytes"), 0u);
+  EXPECT_GE(StoreFigure(restore, "remote_read_bytes"), file_bytes - kept);
+  ASSERT_EQ(restore.Unmount(), 0) << restore.log();
   unlink(cache.c_str());
   unlink((cache + ".index").c_str());
 
