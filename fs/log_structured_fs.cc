@@ -311,6 +311,7 @@ StoreStats LogStructuredFs::Stats() {
   SegmentUsage u = segments_.Usage();
   DataLogStats d = data_.stats();
   StoreStats s;
+  s.store_id = sb_.store_id;
   s.segment_size = sb_.segment_size;
   s.segments_total = u.total;
   s.segments_free = u.free;

@@ -86,6 +86,7 @@ class LogStructuredFs : public FileSystem {
   struct statvfs StatFs() override;
   StoreStats Stats() override;
   CommittedImageSource* committed_images() override { return committed_images_.get(); }
+  void ReadEvictedRunsFrom(RemoteTier* tier) override { device_->Attach(tier); }
 
  private:
   // Creates an inode of `mode` named `name` in `parent`.

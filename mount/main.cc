@@ -255,10 +255,14 @@ int main(int argc, char* argv[]) {
     auto target = RadosTargetOf(config.tier, config);  // checked by ParseMountConfig
     ckptfs::DrainOptions drain;
     drain.max_deferral = std::chrono::milliseconds(static_cast<int64_t>(config.drain_defer_seconds * 1000));
-    auto checked = ckptfs::TierAttachment::Check(*target, drain, fs.get());
+    // Read-only, the mount drains nothing: the image serves the runs the
+    // store evicted to it.
+    auto checked = config.mount.read_only ? ckptfs::TierAttachment::CheckReader(*target, fs.get())
+                                          : ckptfs::TierAttachment::Check(*target, drain, fs.get());
     if (!checked.ok()) {
-      std::fprintf(stderr, "ckptfs: cannot drain %s to %s: %s\n", config.store_path.c_str(),
-                   config.tier.c_str(), checked.status().ToString().c_str());
+      std::fprintf(stderr, config.mount.read_only ? "ckptfs: cannot read the runs %s evicted to %s: %s\n"
+                                                  : "ckptfs: cannot drain %s to %s: %s\n",
+                   config.store_path.c_str(), config.tier.c_str(), checked.status().ToString().c_str());
       return 1;
     }
     tier = std::move(checked).value();
@@ -318,7 +322,10 @@ int main(int argc, char* argv[]) {
         // The store serves either way; what did not reach RADOS now is sent
         // by the next mount.
         ckptfs::Status started = tier->Start();
-        if (!started.ok()) spdlog::error("not draining to {}: {}", config.tier, started.ToString());
+        if (!started.ok()) {
+          spdlog::error("not {} {}: {}", config.mount.read_only ? "reading evicted runs from" : "draining to",
+                        config.tier, started.ToString());
+        }
       }
       pthread_sigmask(SIG_UNBLOCK, &termination, nullptr);
       if (opts.singlethread) {

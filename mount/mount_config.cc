@@ -278,9 +278,9 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
   if (status.ok() && config->cache_bytes != 0 && config->cache.empty()) {
     status = Status::Invalid("option cache_size= bounds the file of -o cache=PATH, which is not given");
   }
-  if (status.ok() && config->mount.read_only && !config->tier.empty()) {
-    status = Status::Invalid("option tier=" + config->tier + " drains what the mount commits; a read-only mount "
-                             "commits nothing");
+  if (status.ok() && !config->tier.empty() && IsRadosSpec(config->store_path)) {
+    status = Status::Invalid("option tier=" + config->tier + " is for a local store; a mount of " +
+                             config->store_path + " reads that image itself");
   }
   return status;
 }
@@ -310,7 +310,8 @@ const char* MountOptionsHelp() {
          "    -o wait=S              if the store is still held by a daemon flushing it after\n"
          "                           an unmount, wait up to S seconds for it (default 60)\n"
          "    -o tier=rados:POOL/NAME  drain every commit to that RADOS image in the\n"
-         "                           background (ckptfs-tier wait MNT: until it is there)\n"
+         "                           background (ckptfs-tier wait MNT: until it is there);\n"
+         "                           with ro, only read the runs the store evicted to it\n"
          "    -o ceph_conf=PATH      the cluster's ceph.conf (default $CEPH_CONF, then Ceph's)\n"
          "    -o ceph_id=ID          RADOS client id, without \"client.\" (default admin)\n"
          "    -o rados_timeout=S     longest wait for any RADOS call (default 30)\n"

@@ -14,7 +14,8 @@ namespace {
 using Field = std::pair<const char*, uint64_t>;
 
 std::vector<Field> StoreFields(const StoreStats& s) {
-  return {{"bytes_written", s.bytes_written},
+  return {{"store_id", s.store_id},
+          {"bytes_written", s.bytes_written},
           {"bytes_read", s.bytes_read},
           {"read_errors", s.read_errors},
           {"stored_runs_written", s.appends},

@@ -9,6 +9,10 @@
 // RemoteTier (the device becomes a cache of the image). Finish, at unmount, gives the drain
 // a bounded time to send the last commit (what it cannot send, the next
 // mount of the store sends: nothing is lost locally).
+//
+// A read-only mount drains nothing: with -o tier= it only reads the runs
+// the store evicted to the image (EvictedRunReader). CheckReader checks the
+// image is this store's; Start connects again and attaches the reader.
 #pragma once
 
 #include <chrono>
@@ -18,6 +22,7 @@
 #include "ckptfs/filesystem.h"
 #include "drain_stats.h"
 #include "drainer.h"
+#include "evicted_run_reader.h"
 #include "rados_target.h"
 
 namespace ckptfs {
@@ -26,9 +31,11 @@ class TierAttachment {
  public:
   static Result<std::unique_ptr<TierAttachment>> Check(const RadosTarget& target, const DrainOptions& options,
                                                        FileSystem* fs);
+  // For a read-only mount: reads of evicted runs only.
+  static Result<std::unique_ptr<TierAttachment>> CheckReader(const RadosTarget& target, FileSystem* fs);
   ~TierAttachment();
 
-  // Connects again (after the fork) and starts draining.
+  // Connects again (after the fork) and starts draining, or reading.
   Status Start();
   // After the store's last commit: drains until RADOS holds it or `timeout`
   // passes, then stops and releases the lock.
@@ -36,16 +43,18 @@ class TierAttachment {
   std::optional<DrainStats> Stats() const;
 
  private:
-  TierAttachment(const RadosTarget& target, const DrainOptions& options, CommittedImageSource* source,
-                 uint64_t store_id)
-      : target_(target), options_(options), source_(source), store_id_(store_id) {}
+  TierAttachment(const RadosTarget& target, const DrainOptions& options, FileSystem* fs,
+                 CommittedImageSource* source, uint64_t store_id)
+      : target_(target), options_(options), fs_(fs), source_(source), store_id_(store_id) {}
   Result<std::unique_ptr<Drainer>> Connect() const;
 
   const RadosTarget target_;
   const DrainOptions options_;
-  CommittedImageSource* const source_;
+  FileSystem* const fs_;
+  CommittedImageSource* const source_;  // null: a reader's, which drains nothing
   const uint64_t store_id_;
   std::unique_ptr<Drainer> drainer_;  // set by Start; the FUSE threads read Stats
+  std::unique_ptr<EvictedRunReader> reader_;  // set by Start when source_ is null
 };
 
 }  // namespace ckptfs

@@ -16,8 +16,8 @@ Status TierRoutingDevice::Read(uint64_t offset, void* buf, size_t len) {
     return Status::IOError("the run at remote object " + std::to_string(at.remote_object()) +
                            " offset " + std::to_string(at.remote_offset()) +
                            " was evicted to the store's RADOS tier, which this mount is not "
-                           "attached to: mount the store read-write with its -o tier=, or mount "
-                           "the image itself (ckptfs rados:POOL/NAME)");
+                           "attached to: mount the store with its -o tier= (read-only too), or "
+                           "mount the image itself (ckptfs rados:POOL/NAME)");
   }
   remote_reads_.fetch_add(1, std::memory_order_relaxed);
   remote_read_bytes_.fetch_add(len, std::memory_order_relaxed);

@@ -21,6 +21,7 @@
 #include "ckptfs/committed_image.h"
 #include "ckptfs/options.h"
 #include "ckptfs/read_view.h"
+#include "ckptfs/remote_tier.h"
 #include "ckptfs/status.h"
 
 namespace ckptfs {
@@ -54,6 +55,7 @@ struct AttrChange {
 // Counters since mount (bytes, counts) and the store's state now. Cheap:
 // no I/O, brief locks only.
 struct StoreStats {
+  uint64_t store_id = 0;  // the superblock's: the store's RADOS images carry it
   uint64_t segment_size = 0;
   uint32_t segments_total = 0;
   uint32_t segments_free = 0;
@@ -193,6 +195,10 @@ class FileSystem {
   // The committed state for a tier to copy; null unless the store was
   // opened with MountOptions::track_committed_images.
   virtual CommittedImageSource* committed_images() { return nullptr; }
+  // Where a mount that drains nothing (read-only) reads the runs its store
+  // evicted to a tier; null detaches, waiting for reads in progress. A
+  // draining mount's tier attaches through committed_images() instead.
+  virtual void ReadEvictedRunsFrom(RemoteTier* tier) { (void)tier; }
 };
 
 }  // namespace ckptfs

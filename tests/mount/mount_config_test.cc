@@ -239,6 +239,20 @@ TEST(MountConfig, ACacheIsForAMountOfAnImageOnly) {
   EXPECT_EQ(empty.status.code(), Status::Code::kInvalid);
 }
 
+TEST(MountConfig, ATierIsForALocalStoreReadWriteOrReadOnly) {
+  Parsed rw = ParseOptions("tier=rados:ckptfs/node0");
+  ASSERT_TRUE(rw.status.ok()) << rw.status.ToString();
+  EXPECT_EQ(rw.config.tier, "rados:ckptfs/node0");
+  EXPECT_FALSE(rw.config.mount.read_only);
+  Parsed ro = ParseOptions("ro,tier=rados:ckptfs/node0");
+  ASSERT_TRUE(ro.status.ok()) << ro.status.ToString();
+  EXPECT_TRUE(ro.config.mount.read_only);
+  EXPECT_EQ(ro.config.tier, "rados:ckptfs/node0");
+  Parsed image = Parse({"ckptfs", "rados:ckptfs/node0", "/mnt/ckpt", "-o", "tier=rados:ckptfs/node1"});
+  EXPECT_EQ(image.status.code(), Status::Code::kInvalid);
+  EXPECT_NE(image.status.message().find("is for a local store"), std::string::npos) << image.status.message();
+}
+
 TEST(MountConfig, ACacheSizeBoundsTheCacheItNames) {
   Parsed bounded = Parse({"ckptfs", "rados:ckptfs/job42", "/mnt/ckpt", "-o", "cache=/nvme/c,cache_size=20G"});
   ASSERT_TRUE(bounded.status.ok()) << bounded.status.ToString();

@@ -3,7 +3,9 @@
 // image mounted from RADOS, a second writer refused, an unreachable cluster,
 // and two nodes draining at once with a third restoring both.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <fstream>
@@ -188,6 +190,38 @@ TEST_F(TierTest, TheDeviceIsACacheHoldingMoreCheckpointsThanFitAndReadsEvictedOn
   CommandOutput fsck = Capture(MountedStore::BinDir() + "/ckptfs-fsck " + Q(node.store()));
   EXPECT_EQ(fsck.rc, 0) << fsck.out;
   EXPECT_NE(fsck.out.find("evicted to the tier"), std::string::npos) << fsck.out;
+  // Read-only, the store reads its evicted runs from the image tier= names,
+  // draining nothing; without it, reads of them fail and the log says why.
+  ASSERT_TRUE(node.Mount({"ro"})) << node.log();
+  ASSERT_EQ(MountedStore::Run("echo 3 > /proc/sys/vm/drop_caches"), 0);
+  size_t unreadable = 0;
+  for (const auto& [path, content] : files) {
+    const int fd = open(node.Path(path).c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0) << path << ": " << std::strerror(errno);
+    std::string buf(1 << 20, '\0');
+    ssize_t n;
+    while ((n = read(fd, buf.data(), buf.size())) > 0) {
+    }
+    if (n < 0) {
+      EXPECT_EQ(errno, EIO) << path;
+      ++unreadable;
+    }
+    close(fd);
+  }
+  EXPECT_GT(unreadable, 0u) << "every file reads without the image: the test proves nothing";
+  ASSERT_EQ(node.Unmount(), 0) << node.log();
+  EXPECT_NE(node.log().find("mount the store with its -o tier= (read-only too)"), std::string::npos) << node.log();
+  const std::vector<std::string> read_only = {"ro", "tier=" + Spec(image), "ceph_conf=" + CephCluster::Conf(),
+                                              "rados_timeout=10"};
+  ASSERT_TRUE(node.Mount(read_only)) << node.log();
+  ASSERT_EQ(MountedStore::Run("echo 3 > /proc/sys/vm/drop_caches"), 0);
+  ExpectFiles(node, files);
+  EXPECT_GT(StoreFigure(node, "remote_reads"), 0u);
+  EXPECT_EQ(StoreFigure(node, "read_errors"), 0u);
+  ASSERT_EQ(node.Unmount(), 0) << node.log();
+  EXPECT_FALSE(node.Mount({"ro", "tier=" + Spec(Image("never-drained")), "ceph_conf=" + CephCluster::Conf(),
+                           "rados_timeout=10"}));
+  EXPECT_NE(node.log().find("holds no image"), std::string::npos) << node.log();
   ASSERT_TRUE(node.Mount(TierOptions(image))) << node.log();
   ASSERT_EQ(MountedStore::Run("echo 3 > /proc/sys/vm/drop_caches"), 0);
   ExpectFiles(node, files);
