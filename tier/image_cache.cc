@@ -6,6 +6,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -55,14 +56,14 @@ Result<std::unique_ptr<ImageCache>> ImageCache::Open(const std::string& path, in
   std::unique_ptr<ImageCache> cache(new ImageCache(path, fd, image, store_id, max_bytes));
   MutexLock lock(&cache->mu_);
   if (!cache->LoadIndexLocked()) {
-    // Nothing known about the file's bytes: start over.
+    // Nothing known about the file's bytes: start over, with no index left
+    // to describe the bytes about to be overwritten.
+    if (::unlink(IndexPath(path).c_str()) != 0 && errno != ENOENT) {
+      return Status::IOError("removing " + IndexPath(path), errno);
+    }
     if (::ftruncate(fd, 0) != 0) return Status::IOError("truncating cache " + path, errno);
   }
-  // Until Close saves it again, no index: a crash must not leave one that
-  // lists pieces added after it.
-  if (::unlink(IndexPath(path).c_str()) != 0 && errno != ENOENT) {
-    return Status::IOError("removing " + IndexPath(path), errno);
-  }
+  cache->saved_end_ = cache->end_;
   spdlog::info("cache {}: {} pieces, {} bytes kept from earlier mounts", path, cache->pieces_.size(),
                cache->end_);
   return cache;
@@ -181,14 +182,39 @@ void ImageCache::Insert(uint64_t object, uint64_t offset, const char* data, size
   }
   pieces_[{object, offset}] = Piece{static_cast<uint32_t>(len), at, crc32c::Value(data, len)};
   fill_bytes_.fetch_add(len, std::memory_order_relaxed);
+  if (saving_ || end_ - saved_end_ < std::max(kSaveEveryBytes, saved_end_ / 8)) return;
+  saving_ = true;
+  lock.Unlock();
+  Status saved;
+  {
+    MutexLock one_save(&save_mu_);
+    saved = SaveIndex();
+  }
+  if (!saved.ok()) spdlog::warn("cache {}: {}", path_, saved.ToString());
+  lock.Lock();
+  saving_ = false;
 }
 
 Status ImageCache::Close() {
-  MutexLock lock(&mu_);
-  if (closed_) return Status::Ok();
-  closed_ = true;
+  MutexLock one_save(&save_mu_);
+  {
+    MutexLock lock(&mu_);
+    if (closed_) return Status::Ok();
+    closed_ = true;
+  }
+  return SaveIndex();
+}
+
+Status ImageCache::SaveIndex() {
+  std::string index;
+  {
+    MutexLock lock(&mu_);
+    index = EncodeIndexLocked();
+    saved_end_ = end_;
+  }
+  // Every piece the index lists was written before it was encoded: synced
+  // now, they are on disk before the index that names them.
   if (::fdatasync(fd_) != 0) return Status::IOError("syncing cache " + path_, errno);
-  const std::string index = EncodeIndexLocked();
   const std::string tmp = IndexPath(path_) + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return Status::IOError("writing " + tmp, errno);

@@ -10,11 +10,14 @@
 //
 // The cache file holds pieces, each 4 KiB aligned, appended and never
 // rewritten. Its index lives in memory and is saved beside it, in
-// PATH.index, when the cache is closed (after the pieces are synced); the
-// index is deleted when the cache is opened, so a crash leaves no index and
-// the next open starts empty. Every piece carries its CRC32C, checked on
-// each hit: a damaged piece is dropped and read from RADOS again, never
-// served. A cache that cannot grow (the filesystem under it full) stops
+// PATH.index (written aside, then renamed over it), when the cache is
+// closed and whenever it has grown by kSaveEveryBytes or an eighth since the
+// last save, so a crash loses only what came after that. A saved index
+// lists only pieces synced before it was written, and a piece it lists is
+// never rewritten (what comes later is appended past the index's end), so
+// an index from before a crash is still true. Every piece carries its
+// CRC32C, checked on each hit: a damaged piece is dropped and read from
+// RADOS again, never served. A cache that cannot grow (the filesystem under it full) stops
 // taking pieces and keeps serving the ones it has, and so does one that
 // reached the size it was given (-o cache_size=): pieces are never
 // rewritten, so a full cache is replaced, not evicted from, by deleting it.
@@ -25,7 +28,8 @@
 // length u32, file_offset u64, crc u32; crc u32 of everything before it.
 //
 // One mount at a time uses a cache file (flock). Thread-safe: mu_ guards
-// the index and the file's end; reads and writes of pieces run outside it.
+// the index and the file's end; reads and writes of pieces run outside it,
+// and so do saves of the index, one at a time under save_mu_.
 #pragma once
 
 #include <atomic>
@@ -66,7 +70,11 @@ class ImageCache {
   // Adds bytes read from RADOS.
   void Insert(uint64_t object, uint64_t offset, const char* data, size_t len) EXCLUDES(mu_);
   // Syncs the pieces and saves the index; idempotent.
-  Status Close() EXCLUDES(mu_);
+  Status Close() EXCLUDES(mu_, save_mu_);
+
+  // Growth between two saves of the index: at least this, at most an
+  // eighth of the cache (so saving a large index costs little per byte).
+  static constexpr uint64_t kSaveEveryBytes = 64 << 20;
 
   ImageCacheCounters counters() const { return {hit_bytes_.load(), fill_bytes_.load()}; }
 
@@ -83,6 +91,8 @@ class ImageCache {
   // Loads PATH.index if it describes this image; false otherwise.
   bool LoadIndexLocked() REQUIRES(mu_);
   std::string EncodeIndexLocked() const REQUIRES(mu_);
+  // Writes the index of the pieces kept so far, once they are synced.
+  Status SaveIndex() REQUIRES(save_mu_) EXCLUDES(mu_);
 
   const std::string path_;
   const int fd_;
@@ -90,11 +100,14 @@ class ImageCache {
   const uint64_t store_id_;
   const uint64_t max_bytes_;  // 0: no bound
 
+  Mutex save_mu_ ACQUIRED_BEFORE(mu_);
   Mutex mu_;
   std::map<Key, Piece> pieces_ GUARDED_BY(mu_);
   uint64_t end_ GUARDED_BY(mu_) = 0;  // where the next piece goes
   bool full_ GUARDED_BY(mu_) = false;  // a write failed or max_bytes_ reached: take no more pieces
   bool closed_ GUARDED_BY(mu_) = false;
+  bool saving_ GUARDED_BY(mu_) = false;   // an Insert is saving the index
+  uint64_t saved_end_ GUARDED_BY(mu_) = 0;  // end_ when the index was last saved
 
   std::atomic<uint64_t> hit_bytes_{0};
   std::atomic<uint64_t> fill_bytes_{0};

@@ -356,6 +356,37 @@ TEST_F(TierTest, ARestoreWithACacheReadsRadosOnceAndNeverServesADamagedPiece) {
   EXPECT_NE(local.log().find("local store needs no cache"), std::string::npos) << local.log();
 }
 
+TEST_F(TierTest, ARestoreCacheKeepsWhatItSavedWhenItsDaemonIsKilled) {
+  const std::string image = Image("killed-cache");
+  Files files;
+  uint64_t file_bytes = 0;
+  {
+    MountedStore node;
+    ASSERT_EQ(node.Format("1G"), 0);
+    ASSERT_TRUE(node.Mount(TierOptions(image))) << node.log();
+    files = WriteCheckpoint(node, "step8", 72 << 20, 8);
+    ASSERT_EQ(node.Unmount(), 0) << node.log();
+  }
+  for (const auto& [path, content] : files) file_bytes += content.size();
+  MountedStore restore;
+  const std::string cache = restore.store() + ".cache";
+  const std::vector<std::string> options = {"ceph_conf=" + CephCluster::Conf(), "cache=" + cache};
+  ASSERT_TRUE(restore.MountFrom(Spec(image), options)) << restore.log();
+  ExpectFiles(restore, files);
+  ASSERT_GE(StoreFigure(restore, "cache_fill_bytes"), 64u << 20) << "no save was due: the test proves nothing";
+  // No unmount, no final save: the index saved on the way is what is left.
+  restore.Kill();
+  ASSERT_EQ(MountedStore::Run("echo 3 > /proc/sys/vm/drop_caches"), 0);
+  ASSERT_TRUE(restore.MountFrom(Spec(image), options)) << restore.log();
+  ExpectFiles(restore, files);
+  EXPECT_GE(StoreFigure(restore, "cache_hit_bytes"), 60u << 20);
+  EXPECT_LE(StoreFigure(restore, "remote_read_bytes"), file_bytes - (60u << 20));
+  EXPECT_EQ(StoreFigure(restore, "read_errors"), 0u);
+  ASSERT_EQ(restore.Unmount(), 0) << restore.log();
+  unlink(cache.c_str());
+  unlink((cache + ".index").c_str());
+}
+
 TEST_F(TierTest, ASecondWriterIsRefusedAndTakeoverBreaksADeadWritersLock) {
   const std::string image = Image("writers");
   MountedStore first, second;
