@@ -62,6 +62,20 @@ class TierTest : public ::testing::Test {
     EXPECT_EQ(symlink("model.pt", m.Path(dir + "/latest").c_str()), 0);
     return files;
   }
+  // A node's store takes one checkpoint (its big file `big` bytes), drains
+  // it to `image` and is unmounted (the unmount waits for the drain).
+  static void DrainOneCheckpoint(const std::string& image, size_t big, Files* files) {
+    MountedStore node;
+    ASSERT_EQ(node.Format("1G"), 0);
+    ASSERT_TRUE(node.Mount(TierOptions(image))) << node.log();
+    *files = WriteCheckpoint(node, "step7", big, 7);
+    ASSERT_EQ(node.Unmount(), 0) << node.log();
+  }
+  static uint64_t BytesOf(const Files& files) {
+    uint64_t bytes = 0;
+    for (const auto& [path, content] : files) bytes += content.size();
+    return bytes;
+  }
   // The node is gone with its store: unmounts it, deletes the store and
   // mounts the image from RADOS elsewhere, which must hold `files`.
   static void LoseTheNodeAndRestore(MountedStore& node, const std::string& image, const Files& files) {
@@ -273,15 +287,8 @@ TEST_F(TierTest, ABurstLargerThanTheDeviceWaitsForTheDrainInsteadOfFailing) {
 TEST_F(TierTest, ARestoreWithACacheReadsRadosOnceAndNeverServesADamagedPiece) {
   const std::string image = Image("restore-cache");
   Files files;
-  uint64_t file_bytes = 0;
-  {
-    MountedStore node;
-    ASSERT_EQ(node.Format("1G"), 0);
-    ASSERT_TRUE(node.Mount(TierOptions(image))) << node.log();
-    files = WriteCheckpoint(node, "step7", 12 << 20, 7);
-    ASSERT_EQ(node.Unmount(), 0) << node.log();  // drains before it exits
-  }
-  for (const auto& [path, content] : files) file_bytes += content.size();
+  ASSERT_NO_FATAL_FAILURE(DrainOneCheckpoint(image, 12 << 20, &files));
+  const uint64_t file_bytes = BytesOf(files);
   MountedStore restore;
   const std::string cache = restore.store() + ".cache";
   const std::vector<std::string> options = {"ceph_conf=" + CephCluster::Conf(), "cache=" + cache};
@@ -359,15 +366,8 @@ TEST_F(TierTest, ARestoreWithACacheReadsRadosOnceAndNeverServesADamagedPiece) {
 TEST_F(TierTest, ARestoreCacheKeepsWhatItSavedWhenItsDaemonIsKilled) {
   const std::string image = Image("killed-cache");
   Files files;
-  uint64_t file_bytes = 0;
-  {
-    MountedStore node;
-    ASSERT_EQ(node.Format("1G"), 0);
-    ASSERT_TRUE(node.Mount(TierOptions(image))) << node.log();
-    files = WriteCheckpoint(node, "step8", 72 << 20, 8);
-    ASSERT_EQ(node.Unmount(), 0) << node.log();
-  }
-  for (const auto& [path, content] : files) file_bytes += content.size();
+  ASSERT_NO_FATAL_FAILURE(DrainOneCheckpoint(image, 72 << 20, &files));
+  const uint64_t file_bytes = BytesOf(files);
   MountedStore restore;
   const std::string cache = restore.store() + ".cache";
   const std::vector<std::string> options = {"ceph_conf=" + CephCluster::Conf(), "cache=" + cache};
