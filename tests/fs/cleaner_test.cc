@@ -17,7 +17,7 @@ namespace {
 
 TEST(CleaningPolicy, PrefersEmptierAndColderSegments) {
   const uint64_t seg = 100;
-  std::vector<SegmentSummary> c = {{0, 90, 10}, {1, 20, 10}, {2, 20, 50}, {3, 95, 100}, {4, 60, 10}};
+  std::vector<SegmentSummary> c = {{0, 90, 10, false}, {1, 20, 10, false}, {2, 20, 50, false}, {3, 95, 100, false}, {4, 60, 10, false}};
   auto v = PickVictims(c, seg, 3);
   ASSERT_EQ(v.size(), 3u);
   EXPECT_EQ(v[0], 2u);  // as empty as 1 but colder
@@ -27,9 +27,9 @@ TEST(CleaningPolicy, PrefersEmptierAndColderSegments) {
 }
 
 TEST(CleaningPolicy, RefusesSetsThatCannotFreeAWholeSegment) {
-  std::vector<SegmentSummary> c = {{0, 90, 10}, {1, 88, 10}, {2, 89, 10}};
+  std::vector<SegmentSummary> c = {{0, 90, 10, false}, {1, 88, 10, false}, {2, 89, 10, false}};
   EXPECT_TRUE(PickVictims(c, 100, 2).empty());  // 12 + 11: under a quarter segment
-  c.push_back({3, 30, 10});
+  c.push_back({3, 30, 10, false});
   EXPECT_EQ(PickVictims(c, 100, 2).size(), 2u);
   // Room for 100 live bytes: {3} fits, {1} (88) does not; 70 dead is enough.
   auto v = PickVictims(c, 100, 2, 100);
@@ -175,7 +175,9 @@ TEST_F(CleanerTest, WritesInterleavedWithOverwritesNeverLoseTheNewerBytes) {
     fs_->Forget(st->st_ino, 1);
     ASSERT_TRUE(w.ok()) << w.status().ToString() << " at round " << round;
     files[name].replace(off, patch.size(), patch);
-    if (round % 50 == 0) ASSERT_TRUE(fs_->Sync().ok());
+    if (round % 50 == 0) {
+      ASSERT_TRUE(fs_->Sync().ok());
+    }
   }
   EXPECT_GT(fs_->Stats().cleaner_segments, 0u);
   for (const auto& [name, data] : files) ASSERT_EQ(Get(name), data) << name;
