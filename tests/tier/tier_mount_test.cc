@@ -232,6 +232,10 @@ TEST_F(TierTest, TheDeviceIsACacheHoldingMoreCheckpointsThanFitAndReadsEvictedOn
   ExpectFiles(node, files);
   EXPECT_GT(StoreFigure(node, "remote_reads"), 0u);
   EXPECT_EQ(StoreFigure(node, "read_errors"), 0u);
+  // It drains nothing, so there is nothing to wait for, and the tool says so.
+  CommandOutput wait = Capture(Tool() + " wait " + Q(node.mountpoint()) + " 2>&1");
+  EXPECT_NE(wait.rc, 0) << wait.out;
+  EXPECT_NE(wait.out.find("does not drain to RADOS"), std::string::npos) << wait.out;
   ASSERT_EQ(node.Unmount(), 0) << node.log();
   EXPECT_FALSE(node.Mount({"ro", "tier=" + Spec(Image("never-drained")), "ceph_conf=" + CephCluster::Conf(),
                            "rados_timeout=10"}));

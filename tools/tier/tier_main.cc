@@ -46,7 +46,8 @@ Result<nlohmann::json> ReadStats(const std::string& mountpoint) {
   auto stats = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!stats.is_object()) return Status::Corruption(mountpoint + ": the daemon's stats are not JSON");
   if (!stats.contains("tier")) {
-    return Status::Invalid(mountpoint + " does not drain to RADOS (mounted without -o tier=rados:POOL/NAME)");
+    return Status::Invalid(mountpoint +
+                           " does not drain to RADOS (mounted without -o tier=rados:POOL/NAME, or read-only)");
   }
   return stats;
 }
