@@ -101,6 +101,10 @@ void CompressionPipeline::CompressorLoop() {
   EncoderStats reported;
   while (auto run = runs_.Take()) {
     Status s = Place(*run, &encoder);
+    // Counted before the run is reported placed: a Sync that waited for it
+    // then sees its bytes in the stats.
+    tally_->AddSince(encoder.stats(), reported);
+    reported = encoder.stats();
     if (s.ok()) {
       runs_.Placed(run->id);
     } else {
@@ -114,8 +118,6 @@ void CompressionPipeline::CompressorLoop() {
                                            " at offset " + std::to_string(run->offset) + ": " +
                                            s.ToString()));
     }
-    tally_->AddSince(encoder.stats(), reported);
-    reported = encoder.stats();
   }
 }
 
