@@ -4,17 +4,15 @@
 #include <string>
 
 #include "format/physical_extent.h"
-#include "format/superblock.h"
 
 namespace ckptfs {
 
 Result<std::unique_ptr<EvictedRunReader>> EvictedRunReader::Open(const RadosTarget& target, uint64_t store_id) {
   CKPTFS_ASSIGN_OR_RETURN(auto rados, RadosImage::Open(target));
   CKPTFS_ASSIGN_OR_RETURN(auto image, RadosImageDevice::Open(std::move(rados)));
-  CKPTFS_ASSIGN_OR_RETURN(Superblock sb, Superblock::Decode(image->manifest().superblock.data()));
-  if (sb.store_id != store_id) {
+  if (image->store_id() != store_id) {
     return Status::Invalid(target.ToString() + " is the image of another store (store id " +
-                           std::to_string(sb.store_id) + ", this one's is " + std::to_string(store_id) + ")");
+                           std::to_string(image->store_id()) + ", this one's is " + std::to_string(store_id) + ")");
   }
   return std::unique_ptr<EvictedRunReader>(new EvictedRunReader(std::move(image)));
 }

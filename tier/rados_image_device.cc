@@ -23,14 +23,16 @@ Result<std::unique_ptr<RadosImageDevice>> RadosImageDevice::Open(std::unique_ptr
   if (!manifest.ok()) return manifest.status().WithContext(name);
   auto sb = Superblock::Decode(manifest->superblock.data());
   if (!sb.ok()) return sb.status().WithContext(name + ": the image's superblock");
-  return std::unique_ptr<RadosImageDevice>(new RadosImageDevice(
-      std::move(image), std::move(*manifest), sb->data_start, sb->segment_size, sb->device_size));
+  return std::unique_ptr<RadosImageDevice>(new RadosImageDevice(std::move(image), std::move(*manifest),
+                                                                sb->store_id, sb->data_start, sb->segment_size,
+                                                                sb->device_size));
 }
 
-RadosImageDevice::RadosImageDevice(std::unique_ptr<RadosImage> image, ImageManifest manifest,
+RadosImageDevice::RadosImageDevice(std::unique_ptr<RadosImage> image, ImageManifest manifest, uint64_t store_id,
                                    uint64_t data_start, uint64_t segment_size, uint64_t device_size)
     : image_(std::move(image)),
       manifest_(std::move(manifest)),
+      store_id_(store_id),
       data_start_(data_start),
       segment_size_(segment_size),
       device_size_(device_size) {}
@@ -134,8 +136,7 @@ RemoteReadCounters RadosImageDevice::remote_counters() const {
 }
 
 Status RadosImageDevice::AttachCache(const std::string& path, int fd, uint64_t max_bytes) {
-  CKPTFS_ASSIGN_OR_RETURN(Superblock sb, Superblock::Decode(manifest_.superblock.data()));
-  CKPTFS_ASSIGN_OR_RETURN(cache_, ImageCache::Open(path, fd, image_->target().ToString(), sb.store_id, max_bytes));
+  CKPTFS_ASSIGN_OR_RETURN(cache_, ImageCache::Open(path, fd, image_->target().ToString(), store_id_, max_bytes));
   return Status::Ok();
 }
 

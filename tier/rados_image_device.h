@@ -46,10 +46,12 @@ class RadosImageDevice : public BlockDevice {
   Status AttachCache(const std::string& path, int fd, uint64_t max_bytes);
 
   const ImageManifest& manifest() const { return manifest_; }
+  // The store the image is of (its superblock's id).
+  uint64_t store_id() const { return store_id_; }
 
  private:
-  RadosImageDevice(std::unique_ptr<RadosImage> image, ImageManifest manifest, uint64_t data_start,
-                   uint64_t segment_size, uint64_t device_size);
+  RadosImageDevice(std::unique_ptr<RadosImage> image, ImageManifest manifest, uint64_t store_id,
+                   uint64_t data_start, uint64_t segment_size, uint64_t device_size);
   Status ReadOnly() const;
   // A read of one chunk's bytes from RADOS, in flight.
   struct Fetch {
@@ -69,6 +71,7 @@ class RadosImageDevice : public BlockDevice {
 
   const std::unique_ptr<RadosImage> image_;
   const ImageManifest manifest_;
+  const uint64_t store_id_;
   const uint64_t data_start_;
   const uint64_t segment_size_;
   const uint64_t device_size_;

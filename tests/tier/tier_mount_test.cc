@@ -76,6 +76,23 @@ class TierTest : public ::testing::Test {
     for (const auto& [path, content] : files) bytes += content.size();
     return bytes;
   }
+  // A checkpoint drained to a new image, and what a node restoring it with
+  // a cache file beside `restore`'s store mounts it with.
+  struct CachedRestore {
+    std::string image;
+    Files files;
+    uint64_t file_bytes = 0;
+    std::string cache;
+    std::vector<std::string> options;
+  };
+  static void PrepareCachedRestore(const std::string& stem, size_t big, const MountedStore& restore,
+                                   CachedRestore* r) {
+    r->image = Image(stem);
+    ASSERT_NO_FATAL_FAILURE(DrainOneCheckpoint(r->image, big, &r->files));
+    r->file_bytes = BytesOf(r->files);
+    r->cache = restore.store() + ".cache";
+    r->options = {"ceph_conf=" + CephCluster::Conf(), "cache=" + r->cache};
+  }
   // The node is gone with its store: unmounts it, deletes the store and
   // mounts the image from RADOS elsewhere, which must hold `files`.
   static void LoseTheNodeAndRestore(MountedStore& node, const std::string& image, const Files& files) {
@@ -289,13 +306,10 @@ TEST_F(TierTest, ABurstLargerThanTheDeviceWaitsForTheDrainInsteadOfFailing) {
 }
 
 TEST_F(TierTest, ARestoreWithACacheReadsRadosOnceAndNeverServesADamagedPiece) {
-  const std::string image = Image("restore-cache");
-  Files files;
-  ASSERT_NO_FATAL_FAILURE(DrainOneCheckpoint(image, 12 << 20, &files));
-  const uint64_t file_bytes = BytesOf(files);
   MountedStore restore;
-  const std::string cache = restore.store() + ".cache";
-  const std::vector<std::string> options = {"ceph_conf=" + CephCluster::Conf(), "cache=" + cache};
+  CachedRestore r;
+  ASSERT_NO_FATAL_FAILURE(PrepareCachedRestore("restore-cache", 12 << 20, restore, &r));
+  const auto& [image, files, file_bytes, cache, options] = r;
   // First restart on this node: everything comes from RADOS and is kept.
   ASSERT_TRUE(restore.MountFrom(Spec(image), options)) << restore.log();
   ExpectFiles(restore, files);
@@ -368,13 +382,10 @@ TEST_F(TierTest, ARestoreWithACacheReadsRadosOnceAndNeverServesADamagedPiece) {
 }
 
 TEST_F(TierTest, ARestoreCacheKeepsWhatItSavedWhenItsDaemonIsKilled) {
-  const std::string image = Image("killed-cache");
-  Files files;
-  ASSERT_NO_FATAL_FAILURE(DrainOneCheckpoint(image, 72 << 20, &files));
-  const uint64_t file_bytes = BytesOf(files);
   MountedStore restore;
-  const std::string cache = restore.store() + ".cache";
-  const std::vector<std::string> options = {"ceph_conf=" + CephCluster::Conf(), "cache=" + cache};
+  CachedRestore r;
+  ASSERT_NO_FATAL_FAILURE(PrepareCachedRestore("killed-cache", 72 << 20, restore, &r));
+  const auto& [image, files, file_bytes, cache, options] = r;
   ASSERT_TRUE(restore.MountFrom(Spec(image), options)) << restore.log();
   ExpectFiles(restore, files);
   ASSERT_GE(StoreFigure(restore, "cache_fill_bytes"), 64u << 20) << "no save was due: the test proves nothing";
