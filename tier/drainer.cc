@@ -53,6 +53,24 @@ std::vector<ByteRange> Missing(const std::vector<ByteRange>& wanted, const std::
   return out;
 }
 
+// The lists' items taken in turn, one from each list that has any left: the
+// first of every list, then the second of each, and so on. A segment is one
+// object, and writes to one object are ordered by its placement group, all
+// on one primary OSD: sent segment by segment, the 8 writes in flight were
+// the 8 chunks of a 32 MiB segment, serialised there, while the other OSDs
+// waited.
+template <typename T>
+std::vector<T> TakeInTurn(std::vector<std::vector<T>> lists) {
+  std::vector<T> out;
+  for (size_t i = 0;; ++i) {
+    const size_t before = out.size();
+    for (std::vector<T>& list : lists) {
+      if (i < list.size()) out.push_back(std::move(list[i]));
+    }
+    if (out.size() == before) return out;
+  }
+}
+
 // Parses "seg.S.N" into N; 0 when the name is not a segment object.
 uint64_t ObjectIdOf(const std::string& name) {
   unsigned segment = 0;
@@ -281,18 +299,21 @@ Status Drainer::CycleLocked() {
     it = in_image.count(it->first) ? std::next(it) : known_.erase(it);
   }
 
-  std::vector<Piece> pieces;
+  std::vector<std::vector<Piece>> by_segment;
   uint64_t behind_bytes = 0;
   for (const SegmentImage& s : image.segments) {
     Known& k = known_[s.segment];
     if (k.object_id == 0 || k.incarnation != s.incarnation) k = Known{s.incarnation, next_object_id_++, {}};
+    std::vector<Piece> mine;
     for (const ByteRange& r : Missing(s.ranges, k.chunks)) {
       behind_bytes += r.length;
       for (uint64_t at = r.offset; at < r.offset + r.length; at += options_.chunk_bytes) {
-        pieces.push_back({s.segment, at, std::min(options_.chunk_bytes, r.offset + r.length - at)});
+        mine.push_back({s.segment, at, std::min(options_.chunk_bytes, r.offset + r.length - at)});
       }
     }
+    if (!mine.empty()) by_segment.push_back(std::move(mine));
   }
+  std::vector<Piece> pieces = TakeInTurn(std::move(by_segment));
   {
     MutexLock lock(&stats_mu_);
     stats_.behind_bytes = behind_bytes;
@@ -391,13 +412,22 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, bool* segment_reuse
   // the vector moves the AlignedBuffers, not the memory a read fills.
   std::vector<AlignedBuffer> buffers;
   std::vector<size_t> free_buffers;
+  RadosImage::CompletionSignal written_signal;
   std::deque<Reading> reading;
   std::deque<InFlight> in_flight;
   Status failed;
-  // Waits for the oldest write; a chunk that arrived is the image's from now on.
-  auto complete_oldest = [&]() REQUIRES(cycle_mu_) {
-    InFlight f = std::move(in_flight.front());
-    in_flight.pop_front();
+  // Waits for the first write to finish, whichever it is; a chunk that
+  // arrived is the image's from now on.
+  auto complete_one = [&]() REQUIRES(cycle_mu_) {
+    auto done = in_flight.end();
+    for (;;) {
+      const uint64_t seen = written_signal.completions();
+      done = std::find_if(in_flight.begin(), in_flight.end(), [](const InFlight& f) { return f.op->Done(); });
+      if (done != in_flight.end()) break;
+      written_signal.WaitBeyond(seen);
+    }
+    InFlight f = std::move(*done);
+    in_flight.erase(done);
     auto written = f.op->Wait();
     free_buffers.push_back(f.buffer);
     if (!written.ok()) {
@@ -455,13 +485,13 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, bool* segment_reuse
       else *segment_reused = true;
       break;
     }
-    if (in_flight.size() >= options_.max_in_flight) complete_oldest();
+    if (in_flight.size() >= options_.max_in_flight) complete_one();
     in_flight.push_back({image_->StartWrite(ImageManifest::ObjectName(r.piece.segment, r.object_id),
-                                            std::move(*l.payload), r.piece.offset),
+                                            std::move(*l.payload), r.piece.offset, &written_signal),
                          r.piece, l.crc, r.buffer});
   }
   for (Reading& r : reading) r.loaded.wait();  // abandoned: their bytes are not sent
-  while (!in_flight.empty()) complete_oldest();
+  while (!in_flight.empty()) complete_one();
   return failed;
 }
 

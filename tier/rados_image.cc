@@ -24,6 +24,7 @@ struct RadosImage::Op::State {
   size_t len = 0;
   std::string what;  // for the error message
   bool waited = false;
+  bool signals = false;  // started with a CompletionSignal
   int submit_error = 0;
 };
 
@@ -58,7 +59,12 @@ Result<size_t> RadosImage::Op::Wait() {
   s.waited = true;
   int ret = s.submit_error;
   if (ret == 0) {
-    s.completion->wait_for_complete();
+    // With a signal, also until its callback returned: then the signal may go.
+    if (s.signals) {
+      s.completion->wait_for_complete_and_cb();
+    } else {
+      s.completion->wait_for_complete();
+    }
     ret = s.completion->get_return_value();
   }
   if (ret < 0) return Status::IOError(s.what, -ret);
@@ -66,6 +72,31 @@ Result<size_t> RadosImage::Op::Wait() {
   const size_t n = std::min<size_t>(s.bl.length(), s.len);
   s.bl.begin().copy(static_cast<unsigned>(n), s.read_into);
   return n;
+}
+
+bool RadosImage::Op::Done() const {
+  const State& s = *state_;
+  // librados marks the operation complete before it queues the callback,
+  // so a signal's count never moves before Done turns true (WaitBeyond
+  // cannot miss a completion), while Wait still waits for the callback.
+  return s.submit_error != 0 || s.completion->is_complete();
+}
+
+uint64_t RadosImage::CompletionSignal::completions() const {
+  MutexLock lock(&mu_);
+  return completions_;
+}
+
+void RadosImage::CompletionSignal::WaitBeyond(uint64_t seen) {
+  MutexLock lock(&mu_);
+  while (completions_ <= seen) changed_.Wait(&mu_);
+}
+
+void RadosImage::CompletionSignal::Notify(void*, void* arg) {
+  auto* signal = static_cast<CompletionSignal*>(arg);
+  MutexLock lock(&signal->mu_);
+  signal->completions_ += 1;
+  signal->changed_.NotifyAll();
 }
 
 Result<std::unique_ptr<RadosImage>> RadosImage::Open(const RadosTarget& target) {
@@ -105,9 +136,11 @@ Status RadosImage::Error(const std::string& what, const std::string& oid, int re
 }
 
 std::unique_ptr<RadosImage::Op> RadosImage::StartWrite(const std::string& oid, Payload payload,
-                                                       uint64_t offset) {
+                                                       uint64_t offset, CompletionSignal* signal) {
   auto s = std::make_unique<Op::State>();
-  s->completion = librados::Rados::aio_create_completion();
+  s->signals = signal != nullptr;
+  s->completion = signal ? librados::Rados::aio_create_completion(signal, &CompletionSignal::Notify)
+                         : librados::Rados::aio_create_completion();
   s->bl = std::move(payload.buffer_->bl);
   s->len = s->bl.length();
   s->what = "RADOS write of " + target_.ToString() + "/" + oid;

@@ -15,6 +15,7 @@
 
 #include "ckptfs/status.h"
 #include "rados_target.h"
+#include "util/mutex.h"
 
 namespace ckptfs {
 
@@ -29,6 +30,9 @@ class RadosImage {
     Op& operator=(const Op&) = delete;
     // Bytes read (reads) or written.
     Result<size_t> Wait();
+    // Whether the operation has finished (Wait returns at once, but for
+    // the CompletionSignal's callback, which follows at once).
+    bool Done() const;
 
    private:
     friend class RadosImage;
@@ -58,6 +62,25 @@ class RadosImage {
     std::unique_ptr<Buffer> buffer_;
   };
 
+  // Counts the completions of the operations started with it, so that one
+  // thread can go on with whichever of them finishes first: waiting for the
+  // oldest of 8 writes to 3 OSDs kept a slot idle whenever a later write
+  // finished first. Outlives those operations (each one's Wait returns only
+  // once the signal has been told).
+  class CompletionSignal {
+   public:
+    uint64_t completions() const;
+    // Blocks until more than `seen` operations have completed.
+    void WaitBeyond(uint64_t seen);
+
+   private:
+    friend class RadosImage;
+    static void Notify(void* completion, void* signal);  // librados' callback
+    mutable Mutex mu_;
+    CondVar changed_;
+    uint64_t completions_ GUARDED_BY(mu_) = 0;
+  };
+
   struct Locker {
     std::string client;  // e.g. client.4123
     std::string cookie;
@@ -71,7 +94,8 @@ class RadosImage {
 
   const RadosTarget& target() const { return target_; }
 
-  std::unique_ptr<Op> StartWrite(const std::string& oid, Payload payload, uint64_t offset);
+  std::unique_ptr<Op> StartWrite(const std::string& oid, Payload payload, uint64_t offset,
+                                 CompletionSignal* signal = nullptr);
   // Reads up to `len` bytes; past the object's end the count is short.
   std::unique_ptr<Op> StartRead(const std::string& oid, char* buf, size_t len, uint64_t offset);
   Result<size_t> Read(const std::string& oid, char* buf, size_t len, uint64_t offset);
