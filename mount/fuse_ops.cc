@@ -236,6 +236,9 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     if (!s.ok()) return ReplyStatus(req, s);
     // Only this mount changes the store, so cached pages stay valid.
     fi->keep_cache = 1;
+    // Without FUSE_DIRECT_IO_ALLOW_MMAP the kernel refuses shared mmap of
+    // a direct-I/O file (numpy, safetensors map files that way).
+    if (Ctx(req).settings.direct_reads && Ctx(req).channel.DirectIoMmap()) fi->direct_io = 1;
     fuse_reply_open(req, fi);
   });
 }

@@ -23,6 +23,10 @@ KernelChannel& ChannelOf(void* session_userdata) {
   return static_cast<FuseContext*>(session_userdata)->channel;
 }
 
+// FUSE_DIRECT_IO_ALLOW_MMAP of linux/fuse.h since 6.6 (Debian 12's headers
+// are 6.1's): bit 36 of the INIT flags, so bit 4 of flags2.
+constexpr uint32_t kDirectIoAllowMmapFlags2 = 1u << (36 - 32);
+
 // Reads the u32 at `offset` of a request's argument, if it is that long.
 bool ArgWord(const char* arg, size_t arg_len, size_t offset, uint32_t* value) {
   if (arg_len < offset + sizeof(uint32_t)) return false;
@@ -70,6 +74,11 @@ void KernelChannel::Inspect(const char* buf, size_t len) {
       if (ArgWord(arg, arg_len, offsetof(fuse_init_in, flags), &word)) {
         kernel_offers_killpriv_v2_.store((word & FUSE_HANDLE_KILLPRIV_V2) != 0,
                                          std::memory_order_relaxed);
+        uint32_t flags2 = 0;
+        const bool extended = (word & FUSE_INIT_EXT) != 0 &&
+                              ArgWord(arg, arg_len, offsetof(fuse_init_in, flags2), &flags2);
+        kernel_offers_direct_io_mmap_.store(extended && (flags2 & kDirectIoAllowMmapFlags2) != 0,
+                                            std::memory_order_relaxed);
       }
       init_unique_.store(header.unique, std::memory_order_release);
       break;
@@ -96,19 +105,28 @@ void KernelChannel::AmendInitReply(struct iovec* iov, int count) {
   if (out.unique != init) return;
   init_unique_.store(0, std::memory_order_relaxed);  // one INIT per connection
   if (out.error != 0) return;
-  if (!kernel_offers_killpriv_v2_.load(std::memory_order_relaxed)) {
+  constexpr size_t kFlags = offsetof(fuse_init_out, flags);
+  constexpr size_t kFlags2 = offsetof(fuse_init_out, flags2);
+  if (iov[1].iov_len < kFlags2 + sizeof(uint32_t)) return;
+  char* reply = static_cast<char*>(iov[1].iov_base);
+  uint32_t flags, flags2;
+  std::memcpy(&flags, reply + kFlags, sizeof flags);
+  std::memcpy(&flags2, reply + kFlags2, sizeof flags2);
+  if (kernel_offers_killpriv_v2_.load(std::memory_order_relaxed)) {
+    flags |= FUSE_HANDLE_KILLPRIV_V2;
+    spdlog::info("negotiated FUSE_HANDLE_KILLPRIV_V2: the daemon clears set-id bits");
+  } else {
     spdlog::warn("the kernel does not offer FUSE_HANDLE_KILLPRIV_V2: every write(2) will cost "
                  "a security.capability lookup");
-    return;
   }
-  constexpr size_t kFlags = offsetof(fuse_init_out, flags);
-  if (iov[1].iov_len < kFlags + sizeof(uint32_t)) return;
-  char* reply = static_cast<char*>(iov[1].iov_base);
-  uint32_t flags;
-  std::memcpy(&flags, reply + kFlags, sizeof flags);
-  flags |= FUSE_HANDLE_KILLPRIV_V2;
+  // flags2 counts only in a reply that says FUSE_INIT_EXT, which libfuse
+  // sets when the kernel did.
+  if (kernel_offers_direct_io_mmap_.load(std::memory_order_relaxed) && (flags & FUSE_INIT_EXT) != 0) {
+    flags2 |= kDirectIoAllowMmapFlags2;
+    direct_io_mmap_.store(true, std::memory_order_release);
+  }
   std::memcpy(reply + kFlags, &flags, sizeof flags);
-  spdlog::info("negotiated FUSE_HANDLE_KILLPRIV_V2: the daemon clears set-id bits");
+  std::memcpy(reply + kFlags2, &flags2, sizeof flags2);
 }
 
 }  // namespace ckptfs

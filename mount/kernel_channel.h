@@ -7,6 +7,10 @@
 //   capped small buffered writes and O_DIRECT at a third of ext4. The
 //   channel adds the flag to the INIT reply when the kernel offered it; the
 //   daemon then clears set-id bits itself (SetIdDrop).
+// - Negotiate FUSE_DIRECT_IO_ALLOW_MMAP (kernel 6.6+, an INIT flags2 bit
+//   libfuse 3.14 does not know). Without it a file opened for direct I/O
+//   cannot be mapped shared, so a mount may give its files direct reads
+//   only when the channel got it (DirectIoMmap).
 // - Pass on the kernel's "kill suid/sgid" flags of WRITE and SETATTR
 //   requests, which libfuse 3.14 drops. The kernel sets them only for a
 //   caller without CAP_FSETID, which only it can tell.
@@ -44,19 +48,26 @@ class KernelChannel {
   // without CAP_FSETID). Only meaningful inside a request handler.
   static bool ServingRequestKillsSetId();
 
+  // Whether the kernel lets files opened for direct I/O be mapped shared
+  // (through the page cache). Known once INIT is answered, before any open.
+  bool DirectIoMmap() const { return direct_io_mmap_.load(std::memory_order_acquire); }
+
  private:
   static ssize_t Read(int fd, void* buf, size_t len, void* userdata);
   static ssize_t Writev(int fd, struct iovec* iov, int count, void* userdata);
 
   // Notes what the request in `buf` tells the channel (INIT, kill flags).
   void Inspect(const char* buf, size_t len);
-  // Adds FUSE_HANDLE_KILLPRIV_V2 to the INIT reply in `iov`, if it is one.
+  // Adds the flags above that the kernel offered to the INIT reply in
+  // `iov`, if it is one.
   void AmendInitReply(struct iovec* iov, int count);
 
   // The INIT request's unique id, 0 until it arrives; the kernel sends
   // INIT once per connection, before any other request.
   std::atomic<uint64_t> init_unique_{0};
   std::atomic<bool> kernel_offers_killpriv_v2_{false};
+  std::atomic<bool> kernel_offers_direct_io_mmap_{false};
+  std::atomic<bool> direct_io_mmap_{false};  // negotiated
 };
 
 }  // namespace ckptfs

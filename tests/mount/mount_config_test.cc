@@ -239,6 +239,20 @@ TEST(MountConfig, ACacheIsForAMountOfAnImageOnly) {
   EXPECT_EQ(empty.status.code(), Status::Code::kInvalid);
 }
 
+TEST(MountConfig, AnImageIsReadPastThePageCacheUnlessAsked) {
+  Parsed image = Parse({"ckptfs", "rados:ckptfs/job42", "/mnt/ckpt"});
+  ASSERT_TRUE(image.status.ok()) << image.status.ToString();
+  EXPECT_TRUE(image.config.fuse.direct_reads);
+  Parsed cached = Parse({"ckptfs", "rados:ckptfs/job42", "/mnt/ckpt", "-o", "page_cache"});
+  ASSERT_TRUE(cached.status.ok()) << cached.status.ToString();
+  EXPECT_FALSE(cached.config.fuse.direct_reads);
+  EXPECT_FALSE(ParseOptions("").config.fuse.direct_reads);
+  Parsed local = ParseOptions("page_cache");
+  EXPECT_EQ(local.status.code(), Status::Code::kInvalid);
+  EXPECT_NE(local.status.message().find("option page_cache is for a mount of rados:"), std::string::npos)
+      << local.status.message();
+}
+
 TEST(MountConfig, ATierIsForALocalStoreReadWriteOrReadOnly) {
   Parsed rw = ParseOptions("tier=rados:ckptfs/node0");
   ASSERT_TRUE(rw.status.ok()) << rw.status.ToString();

@@ -4,6 +4,7 @@
 // and two nodes draining at once with a third restoring both.
 #include <gtest/gtest.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -152,6 +153,57 @@ TEST_F(TierTest, DrainWaitThenTheStoreIsLostAndTheImageMountsFromRados) {
   EXPECT_FALSE(WriteFile(elsewhere.Path("step100/new"), "x"));
   EXPECT_EQ(errno, EROFS);
   EXPECT_EQ(elsewhere.Unmount(), 0) << elsewhere.log();
+}
+
+// The FUSE read requests the mount's daemon has served (ckptfs-stat --json).
+uint64_t ReadRequests(const MountedStore& m) {
+  CommandOutput out = Capture(MountedStore::BinDir() + "/ckptfs-stat --json " + Q(m.mountpoint()));
+  auto json = nlohmann::json::parse(out.out, nullptr, /*allow_exceptions=*/false);
+  EXPECT_TRUE(json.is_object()) << "ckptfs-stat --json printed: " << out.out;
+  if (!json.is_object() || !json.contains("fuse_requests")) return 0;
+  return json["fuse_requests"].value("read", 0ull);
+}
+
+// The bytes of `path` through a shared read-only mapping, as numpy's
+// memmap and safetensors read a file.
+std::string ReadMappedShared(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) return "open failed: " + std::string(std::strerror(errno));
+  struct stat st;
+  fstat(fd, &st);
+  void* map = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
+  const int map_errno = errno;
+  close(fd);
+  if (map == MAP_FAILED) return "mmap failed: " + std::string(std::strerror(map_errno));
+  std::string bytes(static_cast<const char*>(map), static_cast<size_t>(st.st_size));
+  munmap(map, static_cast<size_t>(st.st_size));
+  return bytes;
+}
+
+TEST_F(TierTest, AnImageMountReadsPastThePageCacheAndStillMapsFilesShared) {
+  const std::string image = Image("direct");
+  Files files;
+  ASSERT_NO_FATAL_FAILURE(DrainOneCheckpoint(image, 8 << 20, &files));
+  const std::string& model = files["step7/model.pt"];
+  // Each read() reaches the daemon (one request per MiB at most), also the
+  // second time; with -o page_cache the second is the kernel's alone.
+  uint64_t second_read_requests[2] = {0, 0};
+  for (bool page_cache : {false, true}) {
+    std::vector<std::string> options = {"ceph_conf=" + CephCluster::Conf()};
+    if (page_cache) options.push_back("page_cache");
+    MountedStore elsewhere;
+    ASSERT_TRUE(elsewhere.MountFrom(Spec(image), options)) << elsewhere.log();
+    EXPECT_TRUE(ReadFile(elsewhere.Path("step7/model.pt")) == model);
+    const uint64_t before = ReadRequests(elsewhere);
+    EXPECT_TRUE(ReadFile(elsewhere.Path("step7/model.pt")) == model);
+    second_read_requests[page_cache] = ReadRequests(elsewhere) - before;
+    EXPECT_TRUE(ReadMappedShared(elsewhere.Path("step7/model.pt")) == model)
+        << "page_cache=" << page_cache << ": " << ReadMappedShared(elsewhere.Path("step7/model.pt")).substr(0, 80);
+    ExpectFiles(elsewhere, files);
+    EXPECT_EQ(elsewhere.Unmount(), 0) << elsewhere.log();
+  }
+  EXPECT_GE(second_read_requests[false], model.size() >> 20);
+  EXPECT_LT(second_read_requests[true], second_read_requests[false]);
 }
 
 TEST_F(TierTest, ADaemonKilledMidDrainResumesWithoutResendingWhatArrived) {
