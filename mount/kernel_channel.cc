@@ -107,11 +107,13 @@ void KernelChannel::AmendInitReply(struct iovec* iov, int count) {
   if (out.error != 0) return;
   constexpr size_t kFlags = offsetof(fuse_init_out, flags);
   constexpr size_t kFlags2 = offsetof(fuse_init_out, flags2);
-  if (iov[1].iov_len < kFlags2 + sizeof(uint32_t)) return;
+  if (iov[1].iov_len < kFlags + sizeof(uint32_t)) return;
   char* reply = static_cast<char*>(iov[1].iov_base);
-  uint32_t flags, flags2;
+  // A reply to a kernel older than protocol 7.23 is shorter: no flags2.
+  const bool has_flags2 = iov[1].iov_len >= kFlags2 + sizeof(uint32_t);
+  uint32_t flags = 0, flags2 = 0;
   std::memcpy(&flags, reply + kFlags, sizeof flags);
-  std::memcpy(&flags2, reply + kFlags2, sizeof flags2);
+  if (has_flags2) std::memcpy(&flags2, reply + kFlags2, sizeof flags2);
   if (kernel_offers_killpriv_v2_.load(std::memory_order_relaxed)) {
     flags |= FUSE_HANDLE_KILLPRIV_V2;
     spdlog::info("negotiated FUSE_HANDLE_KILLPRIV_V2: the daemon clears set-id bits");
@@ -121,12 +123,13 @@ void KernelChannel::AmendInitReply(struct iovec* iov, int count) {
   }
   // flags2 counts only in a reply that says FUSE_INIT_EXT, which libfuse
   // sets when the kernel did.
-  if (kernel_offers_direct_io_mmap_.load(std::memory_order_relaxed) && (flags & FUSE_INIT_EXT) != 0) {
+  if (has_flags2 && kernel_offers_direct_io_mmap_.load(std::memory_order_relaxed) &&
+      (flags & FUSE_INIT_EXT) != 0) {
     flags2 |= kDirectIoAllowMmapFlags2;
     direct_io_mmap_.store(true, std::memory_order_release);
+    std::memcpy(reply + kFlags2, &flags2, sizeof flags2);
   }
   std::memcpy(reply + kFlags, &flags, sizeof flags);
-  std::memcpy(reply + kFlags2, &flags2, sizeof flags2);
 }
 
 }  // namespace ckptfs
