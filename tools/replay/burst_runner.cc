@@ -191,8 +191,8 @@ class Burst {
   // buffers (up to --max-write each) were a quarter of ckpt-replay's CPU in
   // a restore on a 2-core VM: the reader's memory timed, not the filesystem.
   void SizeBuffers(const CheckpointPlan& plan, bool for_restore) {
+    if (for_restore && io_.restore_mode == RestoreMode::kMmap) return;  // reads the mapping itself
     for (size_t i = 0; i < plan.ranks.size(); ++i) {
-      if (for_restore && io_.restore_mode == RestoreMode::kMmap) break;  // reads the mapping itself
       const uint64_t largest = LargestChunk(plan.ranks[i], io_.max_write);
       buffers_[i].resize(std::max<uint64_t>(buffers_[i].size(), largest));
     }
