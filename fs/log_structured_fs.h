@@ -30,7 +30,9 @@
 #include "journal/committed_images.h"
 #include "journal/journal.h"
 #include "segment/data_log.h"
+#include "segment/run_prefetcher.h"
 #include "segment/segment_table.h"
+#include "segment/sequential_reads.h"
 #include "util/aligned_buffer.h"
 #include "util/mutex.h"
 
@@ -116,6 +118,9 @@ class LogStructuredFs : public FileSystem {
   }
   // statfs figures given the inode count.
   struct statvfs StatFsFor(size_t inodes) const;
+  // Queues the runs past a sequential read of `node` for the prefetcher.
+  void QueueReadAhead(uint64_t ino, const Inode& node, uint64_t offset, uint64_t length)
+      REQUIRES_SHARED(journal_.mu());
 
   const MountOptions options_;
   // Reads of runs evicted to a tier go to the tier; everything else to the
@@ -138,6 +143,11 @@ class LogStructuredFs : public FileSystem {
   // Set when options_.track_committed_images: device_ is then a
   // WriteTrackingDevice.
   std::unique_ptr<CommittedImages> committed_images_;
+  // Set when options_.prefetch_bytes: which reads are sequential, and the
+  // threads that load the runs ahead of them; after the parts its loads
+  // use, so it is destroyed before them.
+  SequentialReads sequential_reads_;
+  const std::unique_ptr<RunPrefetcher> prefetcher_;
 
   Mutex lifecycle_mu_;
   bool started_ GUARDED_BY(lifecycle_mu_) = false;
@@ -145,6 +155,7 @@ class LogStructuredFs : public FileSystem {
 
   std::atomic<uint64_t> bytes_written_{0};
   std::atomic<uint64_t> bytes_read_{0};
+  std::atomic<unsigned> reads_in_flight_{0};  // in ReadInto now
   std::atomic<uint64_t> read_errors_{0};
 };
 

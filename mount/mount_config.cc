@@ -38,6 +38,7 @@ struct RawOptions {
   char* drain_defer = nullptr;
   char* cache = nullptr;
   char* cache_size = nullptr;
+  char* prefetch = nullptr;
   int no_writeback_cache = 0;
   int page_cache = 0;
   int nonempty = 0;
@@ -74,6 +75,7 @@ const fuse_opt kOptionSpecs[] = {
     CKPTFS_OPT("drain_defer=%s", drain_defer),
     CKPTFS_OPT("cache=%s", cache),
     CKPTFS_OPT("cache_size=%s", cache_size),
+    CKPTFS_OPT("prefetch=%s", prefetch),
     CKPTFS_OPT("no_writeback_cache", no_writeback_cache),
     CKPTFS_OPT("page_cache", page_cache),
     CKPTFS_OPT("nonempty", nonempty),
@@ -260,6 +262,17 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
     config->cache_bytes = *r;
     return Status::Ok();
   });
+  // Reads of a RADOS image wait a round trip each, and with direct reads the
+  // kernel reads nothing ahead: the daemon does.
+  if (IsRadosSpec(config->store_path)) config->mount.prefetch_bytes = kImagePrefetchBytes;
+  take(raw.prefetch, [&](const char* v) -> Status {
+    auto r = ParseSize(v);
+    if (!r.ok() || *r > (1ull << 30)) {
+      return Status::Invalid(std::string("option prefetch=") + v + ": expected a size up to 1G (0: off)");
+    }
+    config->mount.prefetch_bytes = *r;
+    return Status::Ok();
+  });
   take(raw.drain_defer, [&](const char* v) -> Status {
     CKPTFS_ASSIGN_OR_RETURN(config->drain_defer_seconds, ParseSeconds("drain_defer", v));
     return Status::Ok();
@@ -314,6 +327,8 @@ const char* MountOptionsHelp() {
          "    -o no_writeback_cache  send every write to the daemon at once\n"
          "    -o page_cache          rados: mounts: read() through the page cache (default:\n"
          "                           past it, as shared mmap still is)\n"
+         "    -o prefetch=SIZE       load up to SIZE ahead of each reader that reads a file\n"
+         "                           front to back (default 4M for rados: mounts, else 0: off)\n"
          "    -o log_level=LEVEL     trace, debug, info, warn, error, critical, off\n"
          "    -o log_file=PATH       log here instead of stderr/syslog\n"
          "    -o nonempty            allow mounting over a non-empty directory\n"

@@ -41,6 +41,10 @@ struct MountConfig {
   uint64_t cache_bytes = 0;
 };
 
+// What a mount of a RADOS image loads ahead of a sequential reader unless
+// -o prefetch= says otherwise (MountOptions::prefetch_bytes).
+inline constexpr uint64_t kImagePrefetchBytes = 4ull << 20;
+
 // Parses and removes ckptfs's options from `args`. Invalid names the option.
 Status ParseMountConfig(fuse_args* args, MountConfig* config);
 

@@ -26,6 +26,7 @@ std::vector<Field> StoreFields(const StoreStats& s) {
           {"buffer_waits", s.buffer_waits},
           {"read_cache_hits", s.read_cache_hits},
           {"read_cache_misses", s.read_cache_misses},
+          {"prefetched_runs", s.prefetched_runs},
           {"commits", s.commits},
           {"log_compactions", s.log_compactions},
           {"cleaner_bytes_moved", s.cleaner_bytes_moved},

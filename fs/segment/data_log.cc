@@ -261,6 +261,11 @@ Status DataLog::ReadInto(const PhysicalExtent& extent, uint32_t skip, size_t len
   return Status::Ok();
 }
 
+void DataLog::Prefetch(const PhysicalExtent& extent) {
+  if (!extent.compressed() && BufferHolding(extent)) return;
+  (void)DecodedRun(extent);
+}
+
 Status DataLog::ReadStored(const PhysicalExtent& extent, std::string* out) {
   CKPTFS_ASSIGN_OR_RETURN(RunCache::Run run, StoredRun(extent));
   out->assign(run->data(), extent.length);

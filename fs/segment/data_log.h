@@ -119,6 +119,10 @@ class DataLog {
   // The same bytes, lent: appended to `view`, which keeps the buffer that
   // holds them (the segment in memory, or the verified run) alive.
   Status ReadInto(const PhysicalExtent& extent, uint32_t skip, size_t len, ReadView* view);
+  // Loads the run into the run cache as a read of it would (RunPrefetcher),
+  // unless a segment buffer holds it raw: reads lend it from there. A failed
+  // load is forgotten; the reader's own load reports it.
+  void Prefetch(const PhysicalExtent& extent);
   // Copies the run's stored bytes, still encoded, into *out (verified when
   // read from the device): what the cleaner moves.
   Status ReadStored(const PhysicalExtent& extent, std::string* out);

@@ -61,6 +61,16 @@ struct MountOptions {
   // inodes a crash left with no name stay until a read-write mount frees
   // them. Every change fails with Status::ReadOnly (EROFS at the mount).
   bool read_only = false;
+  // Verified runs kept in memory, for reads that take a run in several
+  // pieces (a run holds up to 1 MiB of a file, a FUSE read asks for up to
+  // 1 MiB, seldom on the same bounds).
+  uint64_t run_cache_bytes = 64ull << 20;
+  // Bytes to load ahead of a reader that reads a file front to back, on
+  // prefetch_threads threads (0: none). For stores whose reads wait long,
+  // a RADOS image's: a read-only mount of one reads with direct I/O, which
+  // the kernel does not read ahead for.
+  uint64_t prefetch_bytes = 0;
+  unsigned prefetch_threads = 8;
 };
 
 }  // namespace ckptfs

@@ -253,6 +253,26 @@ TEST(MountConfig, AnImageIsReadPastThePageCacheUnlessAsked) {
       << local.status.message();
 }
 
+TEST(MountConfig, AnImageLoadsAheadOfSequentialReadersUnlessTold) {
+  Parsed image = Parse({"ckptfs", "rados:ckptfs/job42", "/mnt/ckpt"});
+  ASSERT_TRUE(image.status.ok()) << image.status.ToString();
+  EXPECT_EQ(image.config.mount.prefetch_bytes, kImagePrefetchBytes);
+  Parsed wider = Parse({"ckptfs", "rados:ckptfs/job42", "/mnt/ckpt", "-o", "prefetch=16M"});
+  ASSERT_TRUE(wider.status.ok()) << wider.status.ToString();
+  EXPECT_EQ(wider.config.mount.prefetch_bytes, 16u << 20);
+  Parsed off = Parse({"ckptfs", "rados:ckptfs/job42", "/mnt/ckpt", "-o", "prefetch=0"});
+  ASSERT_TRUE(off.status.ok()) << off.status.ToString();
+  EXPECT_EQ(off.config.mount.prefetch_bytes, 0u);
+  // A local store's reads go through the page cache, which reads ahead.
+  EXPECT_EQ(ParseOptions("").config.mount.prefetch_bytes, 0u);
+  EXPECT_EQ(ParseOptions("prefetch=2M").config.mount.prefetch_bytes, 2u << 20);
+  for (const char* bad : {"prefetch=lots", "prefetch=2G", "prefetch="}) {
+    Parsed p = ParseOptions(bad);
+    EXPECT_EQ(p.status.code(), Status::Code::kInvalid) << bad;
+    EXPECT_NE(p.status.message().find("option prefetch="), std::string::npos) << p.status.message();
+  }
+}
+
 TEST(MountConfig, ATierIsForALocalStoreReadWriteOrReadOnly) {
   Parsed rw = ParseOptions("tier=rados:ckptfs/node0");
   ASSERT_TRUE(rw.status.ok()) << rw.status.ToString();
