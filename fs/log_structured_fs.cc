@@ -36,7 +36,9 @@ DataLogOptions DataLogOptionsFor(const MountOptions& options) {
   data.memory_budget = options.memory_budget - options.memory_budget / 4;
   data.flusher_threads = options.flusher_threads;
   data.read_only = options.read_only;
-  data.read_cache_bytes = options.run_cache_bytes;
+  // Runs loaded ahead wait there for their reader: room for the window of
+  // each reader that may load ahead, twice (the one being read, the next).
+  data.read_cache_bytes = std::max(options.run_cache_bytes, 2 * kMaxReadsForReadAhead * options.prefetch_bytes);
   return data;
 }
 
@@ -87,7 +89,7 @@ LogStructuredFs::LogStructuredFs(const MountOptions& options,
                             std::max(1u, options.prefetch_threads),
                             // A few windows' runs waiting at once.
                             std::max<size_t>(64, 4 * options.prefetch_bytes / PhysicalExtent::kMaxRunLength),
-                            [this](const PhysicalExtent& run) { data_.Prefetch(run); })
+                            [this](const PhysicalExtent& run) { return data_.Prefetch(run); })
                       : nullptr) {
   if (options.track_committed_images) {
     committed_images_ = std::make_unique<CommittedImages>(&journal_, &segments_, tracking_device(),
@@ -376,7 +378,10 @@ StoreStats LogStructuredFs::Stats() {
   s.buffer_waits = d.waits_for_buffer;
   s.read_cache_hits = d.read_cache_hits;
   s.read_cache_misses = d.read_cache_misses;
-  if (prefetcher_) s.prefetched_runs = prefetcher_->loaded();
+  if (prefetcher_) {
+    s.prefetched_runs = prefetcher_->loaded();
+    s.prefetch_pending = prefetcher_->pending();
+  }
   s.appends = d.appends;
   s.commits = j.commits;
   s.log_compactions = j.compactions;

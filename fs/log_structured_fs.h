@@ -10,6 +10,7 @@
 //   Journal commit lock      one commit at a time (group commit)
 //   Journal namespace lock   shared for lookups and reads, exclusive for
 //                            every change
+//   SequentialReads, RunPrefetcher  taken by a read under the namespace lock
 //   DataLog, PendingRuns, SegmentTable, ReadPins, FailureState: their own
 // No lock is held across device I/O but a buffer's write lock and the
 // commit lock; reads pin segments against reuse instead (ReadPins).

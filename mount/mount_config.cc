@@ -263,8 +263,9 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
     return Status::Ok();
   });
   // Reads of a RADOS image wait a round trip each, and with direct reads the
-  // kernel reads nothing ahead: the daemon does.
-  if (IsRadosSpec(config->store_path)) config->mount.prefetch_bytes = kImagePrefetchBytes;
+  // kernel reads nothing ahead: the daemon does (with -o page_cache the
+  // kernel's readahead is back).
+  if (IsRadosSpec(config->store_path) && !raw.page_cache) config->mount.prefetch_bytes = kImagePrefetchBytes;
   take(raw.prefetch, [&](const char* v) -> Status {
     auto r = ParseSize(v);
     if (!r.ok() || *r > (1ull << 30)) {
@@ -328,7 +329,8 @@ const char* MountOptionsHelp() {
          "    -o page_cache          rados: mounts: read() through the page cache (default:\n"
          "                           past it, as shared mmap still is)\n"
          "    -o prefetch=SIZE       load up to SIZE ahead of each reader that reads a file\n"
-         "                           front to back (default 4M for rados: mounts, else 0: off)\n"
+         "                           front to back (default 4M on rados: mounts read past\n"
+         "                           the page cache, else 0: off)\n"
          "    -o log_level=LEVEL     trace, debug, info, warn, error, critical, off\n"
          "    -o log_file=PATH       log here instead of stderr/syslog\n"
          "    -o nonempty            allow mounting over a non-empty directory\n"

@@ -27,6 +27,7 @@ std::vector<Field> StoreFields(const StoreStats& s) {
           {"read_cache_hits", s.read_cache_hits},
           {"read_cache_misses", s.read_cache_misses},
           {"prefetched_runs", s.prefetched_runs},
+          {"prefetch_pending", s.prefetch_pending},
           {"commits", s.commits},
           {"log_compactions", s.log_compactions},
           {"cleaner_bytes_moved", s.cleaner_bytes_moved},

@@ -261,9 +261,17 @@ Status DataLog::ReadInto(const PhysicalExtent& extent, uint32_t skip, size_t len
   return Status::Ok();
 }
 
-void DataLog::Prefetch(const PhysicalExtent& extent) {
-  if (!extent.compressed() && BufferHolding(extent)) return;
-  (void)DecodedRun(extent);
+bool DataLog::Prefetch(const PhysicalExtent& extent) {
+  if (!extent.compressed() && BufferHolding(extent)) return false;
+  bool loaded = false;
+  Result<RunCache::Run> run = read_cache_.FindOrLoad(
+      extent.addr, extent.crc,
+      [&] {
+        loaded = true;
+        return LoadDecodedRun(extent);
+      },
+      /*hint=*/true);
+  return run.ok() && loaded;
 }
 
 Status DataLog::ReadStored(const PhysicalExtent& extent, std::string* out) {

@@ -120,9 +120,10 @@ class DataLog {
   // holds them (the segment in memory, or the verified run) alive.
   Status ReadInto(const PhysicalExtent& extent, uint32_t skip, size_t len, ReadView* view);
   // Loads the run into the run cache as a read of it would (RunPrefetcher),
-  // unless a segment buffer holds it raw: reads lend it from there. A failed
-  // load is forgotten; the reader's own load reports it.
-  void Prefetch(const PhysicalExtent& extent);
+  // unless it is there already or a segment buffer holds it raw (reads lend
+  // it from there). True when it loaded the run. A failed load is forgotten:
+  // a reader who waited for it loads the run itself (RunCache's hint).
+  bool Prefetch(const PhysicalExtent& extent);
   // Copies the run's stored bytes, still encoded, into *out (verified when
   // read from the device): what the cleaner moves.
   Status ReadStored(const PhysicalExtent& extent, std::string* out);

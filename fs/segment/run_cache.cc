@@ -23,27 +23,32 @@ void RunCache::Insert(uint64_t addr, uint32_t crc, Run run) {
 }
 
 Result<RunCache::Run> RunCache::FindOrLoad(uint64_t addr, uint32_t crc,
-                                           const std::function<Result<Run>()>& load) {
+                                           const std::function<Result<Run>()>& load, bool hint) {
   std::shared_ptr<Load> mine;
   {
     MutexLock lock(&mu_);
-    if (Run run = FindLocked(addr, crc)) {
-      ++hits_;
-      return run;
-    }
-    auto it = loading_.find(addr);
-    if (it != loading_.end() && it->second->crc == crc) {
+    while (true) {
+      if (Run run = FindLocked(addr, crc)) {
+        ++hits_;
+        return run;
+      }
+      auto it = loading_.find(addr);
+      if (it == loading_.end() || it->second->crc != crc) break;
       ++hits_;  // read from the device once, by the caller loading it
       std::shared_ptr<Load> theirs = it->second;
       while (!theirs->done) loaded_.Wait(&mu_);
-      if (!theirs->status.ok()) return theirs->status;
-      return theirs->run;
+      if (theirs->status.ok()) return theirs->run;
+      if (!theirs->hint) return theirs->status;
+      // A failed prefetch: no hit after all. Look again (another caller may
+      // be loading the run by now).
+      --hits_;
     }
     // A load of another crc (the segment's earlier life) is not ours to
     // share; this one replaces it as the one later callers wait for.
     ++misses_;
     mine = std::make_shared<Load>();
     mine->crc = crc;
+    mine->hint = hint;
     loading_[addr] = mine;
   }
   Result<Run> loaded = load();

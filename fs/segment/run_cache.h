@@ -40,7 +40,10 @@ class RunCache {
   // caller that misses while another caller's load of the same run (address
   // and checksum) is in flight waits for that load and gets its result,
   // error included, instead of loading again. `load` runs without the lock.
-  Result<Run> FindOrLoad(uint64_t addr, uint32_t crc, const std::function<Result<Run>()>& load);
+  // A `hint` load (a prefetch, which nobody asked for) that fails is not
+  // shared: its waiters load the run themselves and see their own result.
+  Result<Run> FindOrLoad(uint64_t addr, uint32_t crc, const std::function<Result<Run>()>& load,
+                         bool hint = false);
   // Drops every run stored in [begin, end).
   void Invalidate(uint64_t begin, uint64_t end);
 
@@ -59,6 +62,7 @@ class RunCache {
   // are guarded by mu_.
   struct Load {
     uint32_t crc = 0;
+    bool hint = false;
     bool done = false;
     Status status;
     Run run;

@@ -16,13 +16,15 @@ void RunPrefetcher::Start() {
 
 void RunPrefetcher::Stop() {
   std::vector<std::thread> workers;
+  std::deque<Job> dropped;  // their pins go after the lock: releasing one takes ReadPins'
   {
     MutexLock lock(&mu_);
     stopping_ = true;
     dropped_ += jobs_.size();
-    jobs_.clear();  // their pins go now
+    dropped.swap(jobs_);
     workers.swap(workers_);
   }
+  dropped.clear();
   queued_.NotifyAll();
   for (std::thread& t : workers) t.join();
 }
@@ -48,17 +50,24 @@ void RunPrefetcher::WorkerLoop() {
     if (stopping_) return;
     Job job = std::move(jobs_.front());
     jobs_.pop_front();
+    ++loading_;
     lock.Unlock();
-    load_(job.run);
+    const bool loaded = load_(job.run);
     job.pin.reset();  // before the lock: the last pin's release takes ReadPins' lock
     lock.Lock();
-    ++loaded_;
+    --loading_;
+    if (loaded) ++loaded_;
   }
 }
 
 uint64_t RunPrefetcher::loaded() const {
   MutexLock lock(&mu_);
   return loaded_;
+}
+
+uint64_t RunPrefetcher::pending() const {
+  MutexLock lock(&mu_);
+  return jobs_.size() + loading_;
 }
 
 uint64_t RunPrefetcher::dropped() const {

@@ -25,7 +25,8 @@ namespace ckptfs {
 
 class RunPrefetcher {
  public:
-  using Load = std::function<void(const PhysicalExtent&)>;
+  // Loads one run; true when it read it (false: already in memory, or failed).
+  using Load = std::function<bool(const PhysicalExtent&)>;
 
   // `threads` workers run `load` for each queued run; at most `max_queued`
   // runs wait.
@@ -44,9 +45,11 @@ class RunPrefetcher {
   void Submit(const std::vector<PhysicalExtent>& runs, std::shared_ptr<ReadPins::Pin> pin)
       EXCLUDES(mu_);
 
-  // Runs loaded ahead, and runs dropped for want of room or after Stop.
+  // Runs read ahead; runs dropped for want of room or after Stop; runs
+  // queued or being loaded now.
   uint64_t loaded() const EXCLUDES(mu_);
   uint64_t dropped() const EXCLUDES(mu_);
+  uint64_t pending() const EXCLUDES(mu_);
 
  private:
   struct Job {
@@ -64,6 +67,7 @@ class RunPrefetcher {
   std::deque<Job> jobs_ GUARDED_BY(mu_);
   bool stopping_ GUARDED_BY(mu_) = false;
   uint64_t loaded_ GUARDED_BY(mu_) = 0;
+  uint64_t loading_ GUARDED_BY(mu_) = 0;  // taken off the queue, not done
   uint64_t dropped_ GUARDED_BY(mu_) = 0;
   std::vector<std::thread> workers_ GUARDED_BY(mu_);
 };

@@ -76,7 +76,8 @@ struct StoreStats {
   uint64_t partial_flushes = 0;  // open segments written early for fsync
   uint64_t buffer_waits = 0;     // appends that waited for the memory budget
   uint64_t read_cache_hits = 0, read_cache_misses = 0;
-  uint64_t prefetched_runs = 0;  // loaded ahead of sequential readers (prefetch_bytes)
+  uint64_t prefetched_runs = 0;   // read ahead of sequential readers (prefetch_bytes)
+  uint64_t prefetch_pending = 0;  // runs waiting to be read ahead, or being read, now
   uint64_t commits = 0;
   uint64_t log_compactions = 0;
   uint64_t cleaner_bytes_moved = 0;

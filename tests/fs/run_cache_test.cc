@@ -213,5 +213,25 @@ TEST(RunCache, AFailedLoadFailsItsWaitersAndIsNotCached) {
   EXPECT_EQ(retry.calls(), 1);
 }
 
+TEST(RunCache, AReaderWaitingForAFailedPrefetchLoadsTheRunItself) {
+  RunCache cache(1 << 20);
+  GatedLoad prefetch;
+  auto prefetcher = std::async(std::launch::async,
+                               [&] { return cache.FindOrLoad(4096, 7, std::ref(prefetch), /*hint=*/true); });
+  while (prefetch.calls() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  GatedLoad own;
+  own.Open();
+  auto reader = std::async(std::launch::async, [&] { return cache.FindOrLoad(4096, 7, std::ref(own)); });
+  WaitForHits(cache, 1);  // waiting for the prefetch
+  prefetch.Open(Status::IOError("RADOS read timed out"));
+  EXPECT_TRUE(prefetcher.get().status().IsIOError());
+  auto r = reader.get();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ((*r)->data()[0], 'R');
+  EXPECT_EQ(own.calls(), 1);
+  EXPECT_EQ(cache.hits(), 0u);  // both loaded
+  EXPECT_EQ(cache.misses(), 2u);
+}
+
 }  // namespace
 }  // namespace ckptfs

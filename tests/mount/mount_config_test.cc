@@ -263,7 +263,9 @@ TEST(MountConfig, AnImageLoadsAheadOfSequentialReadersUnlessTold) {
   Parsed off = Parse({"ckptfs", "rados:ckptfs/job42", "/mnt/ckpt", "-o", "prefetch=0"});
   ASSERT_TRUE(off.status.ok()) << off.status.ToString();
   EXPECT_EQ(off.config.mount.prefetch_bytes, 0u);
-  // A local store's reads go through the page cache, which reads ahead.
+  // Through the page cache the kernel reads ahead: a local store's reads,
+  // and an image's with -o page_cache.
+  EXPECT_EQ(Parse({"ckptfs", "rados:ckptfs/job42", "/mnt/ckpt", "-o", "page_cache"}).config.mount.prefetch_bytes, 0u);
   EXPECT_EQ(ParseOptions("").config.mount.prefetch_bytes, 0u);
   EXPECT_EQ(ParseOptions("prefetch=2M").config.mount.prefetch_bytes, 2u << 20);
   for (const char* bad : {"prefetch=lots", "prefetch=2G", "prefetch="}) {
