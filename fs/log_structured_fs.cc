@@ -149,11 +149,14 @@ Result<size_t> LogStructuredFs::Read(uint64_t ino, uint64_t offset, size_t size,
 }
 
 Status LogStructuredFs::ReadInto(uint64_t ino, uint64_t offset, size_t size, ReadView* view) {
-  reads_in_flight_.fetch_add(1, std::memory_order_relaxed);
-  struct Leave {
+  // Counted only for the read-ahead's gate (QueueReadAhead).
+  struct InFlight {
     std::atomic<unsigned>* count;
-    ~Leave() { count->fetch_sub(1, std::memory_order_relaxed); }
-  } leave{&reads_in_flight_};
+    ~InFlight() {
+      if (count) count->fetch_sub(1, std::memory_order_relaxed);
+    }
+  } in_flight{prefetcher_ ? &reads_in_flight_ : nullptr};
+  if (in_flight.count) in_flight.count->fetch_add(1, std::memory_order_relaxed);
   std::vector<ExtentPiece> pieces;
   std::vector<std::shared_ptr<const PendingRun>> pending;  // by pending piece, in order
   ReadPins::Pin pin;

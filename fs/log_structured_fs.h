@@ -156,7 +156,7 @@ class LogStructuredFs : public FileSystem {
 
   std::atomic<uint64_t> bytes_written_{0};
   std::atomic<uint64_t> bytes_read_{0};
-  std::atomic<unsigned> reads_in_flight_{0};  // in ReadInto now
+  std::atomic<unsigned> reads_in_flight_{0};  // in ReadInto now; counted when prefetcher_
   std::atomic<uint64_t> read_errors_{0};
 };
 
