@@ -12,6 +12,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 
 namespace ckptfs::testing {
 
@@ -71,15 +72,33 @@ inline int WriteUntilError(const std::string& path, const std::string& chunk, in
   return err;
 }
 
+// Appends what `fd` reads to `out` until its end; 0, or the errno of the
+// read that failed (what came before it is kept).
+inline int ReadToEnd(int fd, std::string* out) {
+  char buf[65536];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) out->append(buf, static_cast<size_t>(n));
+  return n < 0 ? errno : 0;
+}
+
+// The file's bytes; a read that fails ends them early.
 inline std::string ReadFile(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY);
   if (fd < 0) return "<open failed: " + std::string(strerror(errno)) + ">";
   std::string out;
-  char buf[65536];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  (void)ReadToEnd(fd, &out);
   close(fd);
   return out;
+}
+
+// The file's bytes and 0, or the errno of the first call that failed.
+inline std::pair<std::string, int> ReadFileOrErrno(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) return {"", errno};
+  std::string out;
+  const int err = ReadToEnd(fd, &out);
+  close(fd);
+  return {out, err};
 }
 
 }  // namespace ckptfs::testing

@@ -160,20 +160,6 @@ TEST_F(TierTest, DrainWaitThenTheStoreIsLostAndTheImageMountsFromRados) {
   EXPECT_EQ(elsewhere.Unmount(), 0) << elsewhere.log();
 }
 
-// Reads `path` whole: its bytes and 0, or the errno of the first call that
-// failed.
-std::pair<std::string, int> ReadOrErrno(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY);
-  if (fd < 0) return {"", errno};
-  std::string out;
-  char buf[1 << 16];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-  const int err = n < 0 ? errno : 0;
-  close(fd);
-  return {out, err};
-}
-
 // Reads of an image check every run against the checksum it was written
 // with (the OSDs' and the messenger's own checks cover the bytes on their
 // way, not what was written into the object): a byte damaged inside RADOS
@@ -214,7 +200,7 @@ TEST_F(TierTest, AByteDamagedInRadosFailsTheReadsOfItsRunAndNothingElse) {
   ASSERT_TRUE(elsewhere.MountFrom(Spec(image), {"ceph_conf=" + CephCluster::Conf()})) << elsewhere.log();
   int failed = 0;
   for (const auto& [path, content] : files) {
-    auto [got, err] = ReadOrErrno(elsewhere.Path(path));
+    auto [got, err] = ReadFileOrErrno(elsewhere.Path(path));
     if (err != 0) {
       EXPECT_EQ(err, EIO) << path;
       ++failed;
