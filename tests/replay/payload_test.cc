@@ -19,12 +19,33 @@ std::vector<std::byte> Generate(const PayloadPattern& pattern, uint64_t offset, 
 
 TEST(Payload, AnySliceEqualsTheSameBytesOfTheWholeFile) {
   PayloadPattern pattern(PayloadKind::kRandom, FileSeed("global_epoch1_step1/a.pt"));
-  std::vector<std::byte> whole = Generate(pattern, 0, 4096);
-  for (uint64_t offset : {0u, 1u, 7u, 8u, 13u, 640u, 4000u}) {
-    for (size_t length : {1u, 3u, 8u, 9u, 57u}) {
+  std::vector<std::byte> whole = Generate(pattern, 0, 16384);
+  // Lengths past 4 KiB cross the generator's blocks of words.
+  for (uint64_t offset : {0u, 1u, 7u, 8u, 13u, 640u, 4000u, 4093u}) {
+    for (size_t length : {1u, 3u, 8u, 9u, 57u, 4096u, 9001u}) {
       std::vector<std::byte> slice = Generate(pattern, offset, length);
       ASSERT_EQ(std::memcmp(slice.data(), whole.data() + offset, length), 0) << offset << "+" << length;
     }
+  }
+}
+
+// The bytes are part of what ckpt-replay promises: a store written by one
+// build verifies under another, so a faster generator must make these same
+// words (pinned from the word-at-a-time generator), at an unaligned offset.
+TEST(Payload, EveryKindMakesThePinnedBytes) {
+  const uint64_t seed = FileSeed("global_step1/layer_00-model_00-model_states.pt");
+  const struct {
+    PayloadKind kind;
+    uint64_t words[2];
+  } pinned[] = {{PayloadKind::kRandom, {0x8600ce50ac09b0ebull, 0x7a6e8beecb9abf7dull}},
+                {PayloadKind::kBf16, {0x7d3d003cd03b89bdull, 0x373deebdeebd9a3dull}},
+                {PayloadKind::kFp32, {0x7d86003bd0ac09bdull, 0xb77a6ebdeecb9a3dull}}};
+  for (const auto& expect : pinned) {
+    std::vector<std::byte> bytes = Generate(PayloadPattern(expect.kind, seed), 1000003, 16);
+    uint64_t words[2];
+    std::memcpy(words, bytes.data(), sizeof(words));
+    EXPECT_EQ(words[0], expect.words[0]) << PayloadKindName(expect.kind);
+    EXPECT_EQ(words[1], expect.words[1]) << PayloadKindName(expect.kind);
   }
 }
 

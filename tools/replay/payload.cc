@@ -2,6 +2,7 @@
 // repeat within a file, and ~1 ns a word keeps generation well above disk speed.
 #include "payload.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace ckptfs::replay {
@@ -44,11 +45,39 @@ inline uint64_t Fp32Shape(uint64_t r) {
   return out;
 }
 
-inline uint64_t Shape(PayloadKind kind, uint64_t r) {
+// Function multiversioning picks a clone through an ifunc resolver that runs
+// before ThreadSanitizer's runtime is up, which crashes a TSan build at load;
+// and the clones named are x86's.
+#if defined(__SANITIZE_THREAD__)
+#define PAYLOAD_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PAYLOAD_UNDER_TSAN 1
+#endif
+#endif
+#if defined(__x86_64__) && !defined(PAYLOAD_UNDER_TSAN)
+#define PAYLOAD_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define PAYLOAD_VECTOR_CLONES
+#endif
+
+// The payload's words from `first_word` on, one loop per kind so each is a
+// straight line of independent words for the vectoriser. Built also for
+// AVX-512 and AVX2 and chosen at load time: AVX-512 multiplies 64-bit lanes,
+// which makes the words about five times faster than one at a time on the
+// machines we run.
+PAYLOAD_VECTOR_CLONES
+void ShapedWords(PayloadKind kind, uint64_t seed, uint64_t first_word, std::span<uint64_t> out) {
   switch (kind) {
-    case PayloadKind::kBf16: return Bf16Shape(r);
-    case PayloadKind::kFp32: return Fp32Shape(r);
-    default: return r;
+    case PayloadKind::kBf16:
+      for (size_t i = 0; i < out.size(); ++i) out[i] = Bf16Shape(WordAt(seed, first_word + i));
+      return;
+    case PayloadKind::kFp32:
+      for (size_t i = 0; i < out.size(); ++i) out[i] = Fp32Shape(WordAt(seed, first_word + i));
+      return;
+    default:
+      for (size_t i = 0; i < out.size(); ++i) out[i] = WordAt(seed, first_word + i);
+      return;
   }
 }
 
@@ -86,26 +115,22 @@ void PayloadPattern::Fill(uint64_t file_offset, std::span<std::byte> out) const 
     std::memset(out.data(), 0, out.size());
     return;
   }
-  std::byte* dst = out.data();
-  size_t remaining = out.size();
+  // Whole words are made a block at a time into an aligned array and then
+  // copied out: a loop the compiler can vectorise, where a word-by-word copy
+  // to an unaligned destination held generation to a quarter of that speed,
+  // and generation is what a verifying reader spends most of its time on.
+  constexpr size_t kBlockWords = 512;
+  alignas(64) uint64_t words[kBlockWords];
+  size_t skip = file_offset % 8;  // bytes of the first word that precede `out`
   uint64_t word = file_offset / 8;
-  size_t skip = file_offset % 8;
-  if (skip != 0 && remaining > 0) {  // partial leading word
-    uint64_t value = Shape(kind_, WordAt(seed_, word++));
-    size_t take = std::min(remaining, 8 - skip);
-    std::memcpy(dst, reinterpret_cast<const std::byte*>(&value) + skip, take);
-    dst += take;
-    remaining -= take;
-  }
-  while (remaining >= 8) {
-    uint64_t value = Shape(kind_, WordAt(seed_, word++));
-    std::memcpy(dst, &value, 8);
-    dst += 8;
-    remaining -= 8;
-  }
-  if (remaining > 0) {
-    uint64_t value = Shape(kind_, WordAt(seed_, word));
-    std::memcpy(dst, &value, remaining);
+  for (size_t done = 0; done < out.size();) {
+    const size_t n = std::min(kBlockWords, (skip + out.size() - done + 7) / 8);
+    ShapedWords(kind_, seed_, word, std::span<uint64_t>(words, n));
+    const size_t take = std::min(n * 8 - skip, out.size() - done);
+    std::memcpy(out.data() + done, reinterpret_cast<const std::byte*>(words) + skip, take);
+    done += take;
+    word += n;
+    skip = 0;
   }
 }
 
