@@ -66,15 +66,15 @@ Result<RunCache::Run> RunCache::FindOrLoad(uint64_t addr, uint32_t crc,
 }
 
 void RunCache::InsertLocked(uint64_t addr, uint32_t crc, Run run) {
-  if (capacity_ == 0 || run->size() > capacity_) return;
+  if (capacity_ == 0 || run->capacity() > capacity_) return;
   if (auto old = entries_.find(addr); old != entries_.end()) {
     if (old->second.crc == crc) return;
-    bytes_ -= old->second.run->size();  // a stale copy from the segment's past
+    bytes_ -= old->second.run->capacity();  // a stale copy from the segment's past
     lru_.erase(old->second.lru);
     entries_.erase(old);
   }
   lru_.push_front(addr);
-  bytes_ += run->size();
+  bytes_ += run->capacity();
   entries_[addr] = Entry{std::move(run), crc, lru_.begin()};
   EvictLocked();
 }
@@ -82,7 +82,7 @@ void RunCache::InsertLocked(uint64_t addr, uint32_t crc, Run run) {
 void RunCache::EvictLocked() {
   while (bytes_ > capacity_ && !lru_.empty()) {
     auto it = entries_.find(lru_.back());
-    bytes_ -= it->second.run->size();
+    bytes_ -= it->second.run->capacity();
     entries_.erase(it);
     lru_.pop_back();
   }
@@ -92,7 +92,7 @@ void RunCache::Invalidate(uint64_t begin, uint64_t end) {
   MutexLock lock(&mu_);
   for (auto it = entries_.begin(); it != entries_.end();) {
     if (it->first >= begin && it->first < end) {
-      bytes_ -= it->second.run->size();
+      bytes_ -= it->second.run->capacity();
       lru_.erase(it->second.lru);
       it = entries_.erase(it);
     } else {

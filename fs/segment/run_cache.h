@@ -7,6 +7,9 @@
 // (FindOrLoad): the kernel asks for neighbouring pieces of a file at once,
 // and a run straddling two of them was read from the device twice.
 //
+// The capacity bounds the memory the runs hold: a run counts its buffer's
+// capacity, which for a pooled buffer is its size class (util/buffer_pool.h).
+//
 // Thread-safe (one mutex, held only for map updates, never during I/O).
 // Entries are immutable once inserted; a segment that gets new contents must
 // be invalidated first (DataLog does this when it reuses a segment).
