@@ -261,6 +261,7 @@ int main(int argc, char* argv[]) {
     auto target = RadosTargetOf(config.tier, config);  // checked by ParseMountConfig
     ckptfs::DrainOptions drain;
     drain.max_deferral = std::chrono::milliseconds(static_cast<int64_t>(config.drain_defer_seconds * 1000));
+    if (config.drain_write_bytes != 0) drain.chunk_bytes = config.drain_write_bytes;
     // Read-only, the mount drains nothing: the image serves the runs the
     // store evicted to it.
     auto checked = config.mount.read_only ? ckptfs::TierAttachment::CheckReader(*target, fs.get())

@@ -36,6 +36,7 @@ struct RawOptions {
   char* rados_timeout = nullptr;
   char* unmount_drain = nullptr;
   char* drain_defer = nullptr;
+  char* drain_write = nullptr;
   char* cache = nullptr;
   char* cache_size = nullptr;
   char* prefetch = nullptr;
@@ -73,6 +74,7 @@ const fuse_opt kOptionSpecs[] = {
     CKPTFS_OPT("rados_timeout=%s", rados_timeout),
     CKPTFS_OPT("unmount_drain=%s", unmount_drain),
     CKPTFS_OPT("drain_defer=%s", drain_defer),
+    CKPTFS_OPT("drain_write=%s", drain_write),
     CKPTFS_OPT("cache=%s", cache),
     CKPTFS_OPT("cache_size=%s", cache_size),
     CKPTFS_OPT("prefetch=%s", prefetch),
@@ -278,6 +280,18 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
     CKPTFS_ASSIGN_OR_RETURN(config->drain_defer_seconds, ParseSeconds("drain_defer", v));
     return Status::Ok();
   });
+  take(raw.drain_write, [&](const char* v) -> Status {
+    // Chunks are 4 KiB aligned in the image (docs/format.md); the drain cuts
+    // them within a segment, so a size above the segment's is just the
+    // segment.
+    auto r = ParseSize(v);
+    if (!r.ok() || *r < (64 << 10) || *r > (1 << 20) * 32ull || *r % 4096 != 0) {
+      return Status::Invalid(std::string("option drain_write=") + v +
+                             ": expected a size from 64K to 32M, a multiple of 4K");
+    }
+    config->drain_write_bytes = *r;
+    return Status::Ok();
+  });
   take(raw.unmount_drain, [&](const char* v) -> Status {
     CKPTFS_ASSIGN_OR_RETURN(config->unmount_drain_seconds, ParseSeconds("unmount_drain", v));
     return Status::Ok();
@@ -347,6 +361,8 @@ const char* MountOptionsHelp() {
          "    -o unmount_drain=S     at unmount, wait up to S seconds for the drain (default 60)\n"
          "    -o drain_defer=S       while the mount takes a burst, hold the drain back up to S\n"
          "                           seconds (default 60; 0: drain at once)\n"
+         "    -o drain_write=SIZE    the size of each RADOS write of the drain (default 2M,\n"
+         "                           64K to 32M, a multiple of 4K)\n"
          "    -o cache=PATH          with a rados:POOL/NAME source: keep what is read in the\n"
          "                           local file PATH and serve it from there next time\n"
          "    -o cache_size=SIZE     the most that file grows to (default: until the\n"

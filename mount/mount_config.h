@@ -33,6 +33,9 @@ struct MountConfig {
   // The drain holds back while the mount takes a burst (DrainOptions), at
   // most this long; 0 drains at once, always.
   double drain_defer_seconds = 60;
+  // -o drain_write=SIZE: the drain's RADOS write (DrainOptions::chunk_bytes);
+  // 0: its default.
+  uint64_t drain_write_bytes = 0;
   // -o cache=PATH, with a rados:POOL/NAME source: a local file that keeps
   // what the mount reads from RADOS (ImageCache).
   std::string cache;

@@ -40,8 +40,9 @@ RadosImageDevice::RadosImageDevice(std::unique_ptr<RadosImage> image, ImageManif
 void RadosImageDevice::StartChunkReads(const ImageSegment* entry, uint64_t lo, uint64_t hi, char* out,
                                        std::vector<Fetch>* fetches) {
   uint64_t filled = lo;  // out holds, or a fetch will put, the bytes before this
-  // One stretch of adjacent chunks: the drain cuts a segment into 4 MiB
-  // chunks, and a stored run across a cut would otherwise cost two reads.
+  // One stretch of adjacent chunks: the drain cuts a segment into chunks
+  // (its writes, 2 MiB by default), and a stored run across a cut would
+  // otherwise cost two reads.
   auto fetch = [&](uint64_t from, uint64_t to) {
     // Zeros only where no chunk is: the rest is overwritten anyway.
     std::memset(out + (filled - lo), 0, from - filled);

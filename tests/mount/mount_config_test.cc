@@ -253,6 +253,21 @@ TEST(MountConfig, AnImageIsReadPastThePageCacheUnlessAsked) {
       << local.status.message();
 }
 
+TEST(MountConfig, TheDrainsWriteSizeIsCheckedAndPassedOn) {
+  EXPECT_EQ(ParseOptions("tier=rados:ckptfs/n1").config.drain_write_bytes, 0u);  // the drain's default
+  Parsed set = ParseOptions("tier=rados:ckptfs/n1,drain_write=1M");
+  ASSERT_TRUE(set.status.ok()) << set.status.ToString();
+  EXPECT_EQ(set.config.drain_write_bytes, 1u << 20);
+  EXPECT_EQ(ParseOptions("drain_write=64K").config.drain_write_bytes, 64u << 10);
+  EXPECT_EQ(ParseOptions("drain_write=32M").config.drain_write_bytes, 32u << 20);
+  for (const char* bad : {"drain_write=", "drain_write=32K", "drain_write=33M", "drain_write=100000",
+                          "drain_write=big"}) {
+    Parsed p = ParseOptions(bad);
+    EXPECT_EQ(p.status.code(), Status::Code::kInvalid) << bad;
+    EXPECT_NE(p.status.message().find("option drain_write="), std::string::npos) << p.status.message();
+  }
+}
+
 TEST(MountConfig, AnImageLoadsAheadOfSequentialReadersUnlessTold) {
   Parsed image = Parse({"ckptfs", "rados:ckptfs/job42", "/mnt/ckpt"});
   ASSERT_TRUE(image.status.ok()) << image.status.ToString();
@@ -323,7 +338,8 @@ TEST(MountConfig, HelpNamesEveryOption) {
        {"memory=", "flushers=", "commit_interval=", "attr_timeout=", "entry_timeout=", "io=",
         "read_ahead_kb=", "compress=", "compressors=", "compress_backlog=", "compress_when=",
         "no_writeback_cache", "log_level=", "log_file=", "nonempty", "ro", "wait=", "tier=",
-        "ceph_conf=", "ceph_id=", "rados_timeout=", "unmount_drain=", "drain_defer=", "cache=", "cache_size="}) {
+        "ceph_conf=", "ceph_id=", "rados_timeout=", "unmount_drain=", "drain_defer=", "drain_write=", "cache=",
+        "cache_size="}) {
     EXPECT_NE(help.find(std::string("-o ") + option), std::string::npos) << option;
   }
 }

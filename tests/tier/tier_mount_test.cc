@@ -165,6 +165,34 @@ TEST_F(TierTest, DrainWaitThenTheStoreIsLostAndTheImageMountsFromRados) {
 // way, not what was written into the object): a byte damaged inside RADOS
 // fails the reads of its run with EIO and never reaches a reader, fsck
 // finds it, and every other file still reads whole.
+TEST_F(TierTest, TheDrainWritesChunksOfTheSizeItIsToldAndTheyReadBack) {
+  // The checkpoint is in the store before the tier is attached, so one
+  // drain cycle sends it in whole ranges, cut only by the write size.
+  MountedStore node;
+  ASSERT_EQ(node.Format("1G"), 0);
+  ASSERT_TRUE(node.Mount()) << node.log();
+  const Files files = WriteCheckpoint(node, "step7", 24 << 20, 7);
+  ASSERT_EQ(node.Unmount(), 0) << node.log();
+  for (const uint64_t size : {1ull << 20, 4ull << 20}) {
+    SCOPED_TRACE("drain_write=" + std::to_string(size));
+    const std::string image = Image("write-size");
+    std::vector<std::string> options = TierOptions(image);
+    options.push_back("drain_write=" + std::to_string(size));
+    ASSERT_TRUE(node.Mount(options)) << node.log();
+    ASSERT_EQ(Wait(node), 0) << node.log();
+    ASSERT_EQ(node.Unmount(), 0) << node.log();
+    CommandOutput out = Capture("CEPH_CONF=" + Q(CephCluster::Conf()) + " " + Tool() + " status --json " + Q(Spec(image)));
+    auto json = nlohmann::json::parse(out.out, nullptr, /*allow_exceptions=*/false);
+    ASSERT_TRUE(json.is_object()) << out.out;
+    EXPECT_EQ(json.value("largest_chunk", 0ull), size) << out.out;
+    EXPECT_GE(json.value("chunks", 0ull), json.value("bytes", 0ull) / size) << out.out;
+    MountedStore elsewhere;
+    ASSERT_TRUE(elsewhere.MountFrom(Spec(image), {"ceph_conf=" + CephCluster::Conf()})) << elsewhere.log();
+    ExpectFiles(elsewhere, files);
+    EXPECT_EQ(elsewhere.Unmount(), 0) << elsewhere.log();
+  }
+}
+
 TEST_F(TierTest, AByteDamagedInRadosFailsTheReadsOfItsRunAndNothingElse) {
   const std::string image = Image("damaged");
   Files files;
@@ -338,7 +366,12 @@ TEST_F(TierTest, ADaemonKilledMidDrainResumesWithoutResendingWhatArrived) {
   const std::string image = Image("killed");
   MountedStore node;
   ASSERT_EQ(node.Format("2G"), 0);
-  ASSERT_TRUE(node.Mount(TierOptions(image))) << node.log();
+  // Small drain writes keep the drain behind the burst, so the kill comes
+  // mid-drain (at the default size it kept pace with this machine's
+  // writer); the new daemon drains at the default.
+  std::vector<std::string> slow_drain = TierOptions(image);
+  slow_drain.push_back("drain_write=64K");
+  ASSERT_TRUE(node.Mount(slow_drain)) << node.log();
   Files files = WriteCheckpoint(node, "step1", 48 << 20, 1);
   ASSERT_EQ(Wait(node), 0) << node.log();
   const uint64_t first_image = TierFigure(node, "image_bytes");

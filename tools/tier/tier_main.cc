@@ -9,6 +9,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
@@ -128,6 +129,16 @@ int ImageStatus(const std::string& spec, const Cluster& cluster, bool json) {
   }
   char store[24];
   std::snprintf(store, sizeof store, "%016" PRIx64, manifest->store_id);
+  // Chunks are the drain's writes (-o drain_write): their count is what the
+  // manifest grows with.
+  size_t chunks = 0;
+  uint64_t largest_chunk = 0;
+  for (const auto* list : {&manifest->segments, &manifest->evicted}) {
+    for (const ckptfs::ImageSegment& s : *list) {
+      chunks += s.chunks.size();
+      for (const ckptfs::ImageChunk& c : s.chunks) largest_chunk = std::max<uint64_t>(largest_chunk, c.length);
+    }
+  }
   if (json) {
     nlohmann::json j = {{"image", spec},
                         {"store_id", store},
@@ -136,14 +147,17 @@ int ImageStatus(const std::string& spec, const Cluster& cluster, bool json) {
                         {"published_ns", manifest->published_ns},
                         {"segments", manifest->segments.size()},
                         {"bytes", manifest->StoredBytes()},
+                        {"chunks", chunks},
+                        {"largest_chunk", largest_chunk},
                         {"writer", writer}};
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
   std::printf("image        %s\nstore        %s\ncommit       %" PRIu64 " (manifest %" PRIu64
-              ")\nsegments     %zu\nbytes        %" PRIu64 "\nwriter       %s\n",
+              ")\nsegments     %zu\nbytes        %" PRIu64 "\nchunks       %zu (largest %" PRIu64
+              " bytes)\nwriter       %s\n",
               spec.c_str(), store, manifest->commit_lsn, manifest->publish_seq, manifest->segments.size(),
-              manifest->StoredBytes(), writer.c_str());
+              manifest->StoredBytes(), chunks, largest_chunk, writer.c_str());
   return 0;
 }
 
