@@ -283,11 +283,13 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
   take(raw.drain_write, [&](const char* v) -> Status {
     // Chunks are 4 KiB aligned in the image (docs/format.md); the drain cuts
     // them within a segment, so a size above the segment's is just the
-    // segment.
+    // segment. At least 1M: each write is a manifest entry of 12 bytes, and
+    // the manifest is written whole, in one RADOS write (Ceph refuses writes
+    // over osd_max_write_size, 90 MB by default: 7 TB of 1M chunks).
     auto r = ParseSize(v);
-    if (!r.ok() || *r < (64 << 10) || *r > (1 << 20) * 32ull || *r % 4096 != 0) {
+    if (!r.ok() || *r < (1 << 20) || *r > (1 << 20) * 32ull || *r % 4096 != 0) {
       return Status::Invalid(std::string("option drain_write=") + v +
-                             ": expected a size from 64K to 32M, a multiple of 4K");
+                             ": expected a size from 1M to 32M, a multiple of 4K");
     }
     config->drain_write_bytes = *r;
     return Status::Ok();
@@ -362,7 +364,7 @@ const char* MountOptionsHelp() {
          "    -o drain_defer=S       while the mount takes a burst, hold the drain back up to S\n"
          "                           seconds (default 60; 0: drain at once)\n"
          "    -o drain_write=SIZE    the size of each RADOS write of the drain (default 2M,\n"
-         "                           64K to 32M, a multiple of 4K)\n"
+         "                           1M to 32M, a multiple of 4K)\n"
          "    -o cache=PATH          with a rados:POOL/NAME source: keep what is read in the\n"
          "                           local file PATH and serve it from there next time\n"
          "    -o cache_size=SIZE     the most that file grows to (default: until the\n"

@@ -57,8 +57,7 @@ std::vector<ByteRange> Missing(const std::vector<ByteRange>& wanted, const std::
 // first of every list, then the second of each, and so on. A segment is one
 // object, and writes to one object are ordered by its placement group, all
 // on one primary OSD: sent segment by segment, the 8 writes in flight were
-// the 8 chunks of a 32 MiB segment, serialised there, while the other OSDs
-// waited.
+// 8 chunks of one segment, serialised there, while the other OSDs waited.
 template <typename T>
 std::vector<T> TakeInTurn(std::vector<std::vector<T>> lists) {
   std::vector<T> out;
@@ -355,7 +354,14 @@ Status Drainer::ScanObjectsLocked() {
 
 Status Drainer::AdoptLocked(const CommittedImage& image) {
   uint64_t adopted = 0;
-  AlignedBuffer buf(options_.chunk_bytes, /*zero=*/false);
+  // Chunks of any size are checked: an image drained with another write
+  // size (-o drain_write, or an older default) resumes instead of being
+  // sent again. None is longer than a segment.
+  uint64_t largest = 0;
+  for (const ImageSegment& theirs : published_.segments) {
+    for (const ImageChunk& c : theirs.chunks) largest = std::max<uint64_t>(largest, c.length);
+  }
+  AlignedBuffer buf(std::min(largest, image.segment_size), /*zero=*/false);
   for (const SegmentImage& s : image.segments) {
     const ImageSegment* theirs = published_.Find(s.segment);
     if (!theirs || theirs->chunks.empty()) continue;
@@ -445,11 +451,15 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, bool* segment_reuse
   };
   size_t next = 0;
   const size_t reads_ahead = std::max(1u, options_.reads_ahead);
+  // Pieces are cut within a segment: a write size above the segment's needs
+  // no buffer larger than the largest piece.
+  size_t buffer_bytes = 0;
+  for (const Piece& p : pieces) buffer_bytes = std::max<size_t>(buffer_bytes, p.length);
   auto start_reads = [&]() REQUIRES(cycle_mu_) {
     while (next < pieces.size() && reading.size() < reads_ahead) {
       const Piece p = pieces[next++];
       if (free_buffers.empty()) {
-        buffers.emplace_back(options_.chunk_bytes, /*zero=*/false);
+        buffers.emplace_back(buffer_bytes, /*zero=*/false);
         free_buffers.push_back(buffers.size() - 1);
       }
       const size_t b = free_buffers.back();

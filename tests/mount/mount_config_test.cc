@@ -258,10 +258,10 @@ TEST(MountConfig, TheDrainsWriteSizeIsCheckedAndPassedOn) {
   Parsed set = ParseOptions("tier=rados:ckptfs/n1,drain_write=1M");
   ASSERT_TRUE(set.status.ok()) << set.status.ToString();
   EXPECT_EQ(set.config.drain_write_bytes, 1u << 20);
-  EXPECT_EQ(ParseOptions("drain_write=64K").config.drain_write_bytes, 64u << 10);
+  EXPECT_EQ(ParseOptions("drain_write=1028K").config.drain_write_bytes, 1028u << 10);
   EXPECT_EQ(ParseOptions("drain_write=32M").config.drain_write_bytes, 32u << 20);
-  for (const char* bad : {"drain_write=", "drain_write=32K", "drain_write=33M", "drain_write=100000",
-                          "drain_write=big"}) {
+  for (const char* bad : {"drain_write=", "drain_write=64K", "drain_write=1023K", "drain_write=33M",
+                          "drain_write=1049000", "drain_write=big"}) {
     Parsed p = ParseOptions(bad);
     EXPECT_EQ(p.status.code(), Status::Code::kInvalid) << bad;
     EXPECT_NE(p.status.message().find("option drain_write="), std::string::npos) << p.status.message();

@@ -160,32 +160,44 @@ TEST_F(TierTest, DrainWaitThenTheStoreIsLostAndTheImageMountsFromRados) {
   EXPECT_EQ(elsewhere.Unmount(), 0) << elsewhere.log();
 }
 
-// Reads of an image check every run against the checksum it was written
-// with (the OSDs' and the messenger's own checks cover the bytes on their
-// way, not what was written into the object): a byte damaged inside RADOS
-// fails the reads of its run with EIO and never reaches a reader, fsck
-// finds it, and every other file still reads whole.
-TEST_F(TierTest, TheDrainWritesChunksOfTheSizeItIsToldAndTheyReadBack) {
+TEST_F(TierTest, TheDrainWritesChunksOfTheSizeItIsToldAndAnotherSizeResumesThem) {
   // The checkpoint is in the store before the tier is attached, so one
-  // drain cycle sends it in whole ranges, cut only by the write size.
+  // drain cycle sends it in whole ranges, cut only by the write size and
+  // the store's 8 MiB segments.
   MountedStore node;
-  ASSERT_EQ(node.Format("1G"), 0);
+  ASSERT_EQ(node.Format("1G", "8M"), 0);
   ASSERT_TRUE(node.Mount()) << node.log();
   const Files files = WriteCheckpoint(node, "step7", 24 << 20, 7);
   ASSERT_EQ(node.Unmount(), 0) << node.log();
-  for (const uint64_t size : {1ull << 20, 4ull << 20}) {
-    SCOPED_TRACE("drain_write=" + std::to_string(size));
+  struct Case {
+    uint64_t write;
+    uint64_t largest_chunk;
+  };
+  for (const Case& c : {Case{1 << 20, 1 << 20}, Case{4 << 20, 4 << 20}, Case{16 << 20, 8 << 20}}) {
+    SCOPED_TRACE("drain_write=" + std::to_string(c.write));
     const std::string image = Image("write-size");
     std::vector<std::string> options = TierOptions(image);
-    options.push_back("drain_write=" + std::to_string(size));
+    options.push_back("drain_write=" + std::to_string(c.write));
     ASSERT_TRUE(node.Mount(options)) << node.log();
     ASSERT_EQ(Wait(node), 0) << node.log();
     ASSERT_EQ(node.Unmount(), 0) << node.log();
     CommandOutput out = Capture("CEPH_CONF=" + Q(CephCluster::Conf()) + " " + Tool() + " status --json " + Q(Spec(image)));
     auto json = nlohmann::json::parse(out.out, nullptr, /*allow_exceptions=*/false);
     ASSERT_TRUE(json.is_object()) << out.out;
-    EXPECT_EQ(json.value("largest_chunk", 0ull), size) << out.out;
-    EXPECT_GE(json.value("chunks", 0ull), json.value("bytes", 0ull) / size) << out.out;
+    EXPECT_EQ(json.value("largest_chunk", 0ull), c.largest_chunk) << out.out;
+    const uint64_t image_bytes = json.value("bytes", 0ull);
+    ASSERT_GE(image_bytes, BytesOf(files)) << out.out;
+    // Mounted again at the default size, the store's daemon adopts every
+    // chunk, whatever its size, and sends only what is new since (the
+    // mount's own log records), not the image again.
+    ASSERT_TRUE(node.Mount(TierOptions(image))) << node.log();
+    ASSERT_EQ(Wait(node), 0) << node.log();
+    for (int i = 0; i < 300 && TierFigure(node, "adopted_bytes") == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_GE(TierFigure(node, "adopted_bytes"), image_bytes);
+    EXPECT_LT(TierFigure(node, "uploaded_bytes"), 1u << 20);
+    ASSERT_EQ(node.Unmount(), 0) << node.log();
     MountedStore elsewhere;
     ASSERT_TRUE(elsewhere.MountFrom(Spec(image), {"ceph_conf=" + CephCluster::Conf()})) << elsewhere.log();
     ExpectFiles(elsewhere, files);
@@ -193,6 +205,11 @@ TEST_F(TierTest, TheDrainWritesChunksOfTheSizeItIsToldAndTheyReadBack) {
   }
 }
 
+// Reads of an image check every run against the checksum it was written
+// with (the OSDs' and the messenger's own checks cover the bytes on their
+// way, not what was written into the object): a byte damaged inside RADOS
+// fails the reads of its run with EIO and never reaches a reader, fsck
+// finds it, and every other file still reads whole.
 TEST_F(TierTest, AByteDamagedInRadosFailsTheReadsOfItsRunAndNothingElse) {
   const std::string image = Image("damaged");
   Files files;
@@ -366,11 +383,11 @@ TEST_F(TierTest, ADaemonKilledMidDrainResumesWithoutResendingWhatArrived) {
   const std::string image = Image("killed");
   MountedStore node;
   ASSERT_EQ(node.Format("2G"), 0);
-  // Small drain writes keep the drain behind the burst, so the kill comes
-  // mid-drain (at the default size it kept pace with this machine's
+  // The smallest drain writes keep the drain behind the burst, so the kill
+  // comes mid-drain (at the default size it kept pace with this machine's
   // writer); the new daemon drains at the default.
   std::vector<std::string> slow_drain = TierOptions(image);
-  slow_drain.push_back("drain_write=64K");
+  slow_drain.push_back("drain_write=1M");
   ASSERT_TRUE(node.Mount(slow_drain)) << node.log();
   Files files = WriteCheckpoint(node, "step1", 48 << 20, 1);
   ASSERT_EQ(Wait(node), 0) << node.log();
