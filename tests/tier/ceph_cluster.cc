@@ -35,6 +35,10 @@ int CephCluster::Script(const std::string& verb, const std::string& args) {
                            ClusterDir() + " " + args + " >>" + ClusterDir() + "/tests.log 2>&1");
 }
 
+int CephCluster::Ceph(const std::string& args) {
+  return MountedStore::Run("ceph -c " + Conf() + " " + args + " >>" + ClusterDir() + "/tests.log 2>&1");
+}
+
 void CephCluster::SetUp() {
   if (const char* dir = std::getenv("CKPTFS_CEPH_DIR"); dir && *dir) {
     ClusterDir() = dir;

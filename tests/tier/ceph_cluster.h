@@ -22,6 +22,9 @@ class CephCluster : public ::testing::Environment {
   static constexpr const char* kPool = "ckptfs";
   // `tools/ceph-dev-cluster VERB DIR ARGS`; its exit code.
   static int Script(const std::string& verb, const std::string& args = "");
+  // `ceph ARGS` against the cluster, its output in DIR/tests.log; its exit
+  // code.
+  static int Ceph(const std::string& args);
   // An image name no other test (or earlier run) uses. Its objects are
   // removed at TearDown when the cluster outlives the tests.
   static std::string UniqueImage(const std::string& stem);
