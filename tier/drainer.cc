@@ -357,11 +357,7 @@ Status Drainer::AdoptLocked(const CommittedImage& image) {
   // Chunks of any size are checked: an image drained with another write
   // size (-o drain_write, or an older default) resumes instead of being
   // sent again. None is longer than a segment.
-  uint64_t largest = 0;
-  for (const ImageSegment& theirs : published_.segments) {
-    for (const ImageChunk& c : theirs.chunks) largest = std::max<uint64_t>(largest, c.length);
-  }
-  AlignedBuffer buf(std::min(largest, image.segment_size), /*zero=*/false);
+  AlignedBuffer buf(std::min(published_.TallyChunks().largest, image.segment_size), /*zero=*/false);
   for (const SegmentImage& s : image.segments) {
     const ImageSegment* theirs = published_.Find(s.segment);
     if (!theirs || theirs->chunks.empty()) continue;

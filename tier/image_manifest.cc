@@ -68,14 +68,18 @@ const ImageSegment* ImageManifest::FindObject(uint64_t object_id) const {
   return local != segments.end() ? &*local : nullptr;
 }
 
-uint64_t ImageManifest::StoredBytes() const {
-  uint64_t n = 0;
+ImageManifest::ChunkTally ImageManifest::TallyChunks() const {
+  ChunkTally tally;
   for (const auto* list : {&segments, &evicted}) {
     for (const ImageSegment& s : *list) {
-      for (const ImageChunk& c : s.chunks) n += c.length;
+      tally.count += s.chunks.size();
+      for (const ImageChunk& c : s.chunks) {
+        tally.bytes += c.length;
+        tally.largest = std::max<uint64_t>(tally.largest, c.length);
+      }
     }
   }
-  return n;
+  return tally;
 }
 
 std::string ImageManifest::Encode() const {

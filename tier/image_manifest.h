@@ -77,7 +77,15 @@ struct ImageManifest {
   const ImageSegment* Find(uint32_t segment) const;
   // The entry, in either list, of object `object_id`, or null.
   const ImageSegment* FindObject(uint64_t object_id) const;
-  uint64_t StoredBytes() const;
+  // The chunks of both lists: how many (the manifest grows with them),
+  // their bytes and the longest.
+  struct ChunkTally {
+    size_t count = 0;
+    uint64_t bytes = 0;
+    uint64_t largest = 0;
+  };
+  ChunkTally TallyChunks() const;
+  uint64_t StoredBytes() const { return TallyChunks().bytes; }
 };
 
 }  // namespace ckptfs

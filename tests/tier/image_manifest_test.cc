@@ -63,6 +63,9 @@ TEST(ImageManifestTest, GoldenBytes) {
   EXPECT_EQ(back->commit_lsn, 42u);
   EXPECT_EQ(back->evicted, Sample().evicted);
   EXPECT_EQ(back->StoredBytes(), 16384u);
+  // Chunks of both lists, the evicted one too.
+  EXPECT_EQ(back->TallyChunks().count, 3u);
+  EXPECT_EQ(back->TallyChunks().largest, 8192u);
   EXPECT_EQ(back->Find(10)->object_id, 8u);
   EXPECT_EQ(back->Find(4), nullptr);
   // Objects are found in either list: segment 3's older incarnation was

@@ -129,16 +129,8 @@ int ImageStatus(const std::string& spec, const Cluster& cluster, bool json) {
   }
   char store[24];
   std::snprintf(store, sizeof store, "%016" PRIx64, manifest->store_id);
-  // Chunks are the drain's writes (-o drain_write): their count is what the
-  // manifest grows with.
-  size_t chunks = 0;
-  uint64_t largest_chunk = 0;
-  for (const auto* list : {&manifest->segments, &manifest->evicted}) {
-    for (const ckptfs::ImageSegment& s : *list) {
-      chunks += s.chunks.size();
-      for (const ckptfs::ImageChunk& c : s.chunks) largest_chunk = std::max<uint64_t>(largest_chunk, c.length);
-    }
-  }
+  // Chunks are the drain's writes (-o drain_write).
+  const ckptfs::ImageManifest::ChunkTally chunks = manifest->TallyChunks();
   if (json) {
     nlohmann::json j = {{"image", spec},
                         {"store_id", store},
@@ -146,9 +138,9 @@ int ImageStatus(const std::string& spec, const Cluster& cluster, bool json) {
                         {"publish_seq", manifest->publish_seq},
                         {"published_ns", manifest->published_ns},
                         {"segments", manifest->segments.size()},
-                        {"bytes", manifest->StoredBytes()},
-                        {"chunks", chunks},
-                        {"largest_chunk", largest_chunk},
+                        {"bytes", chunks.bytes},
+                        {"chunks", chunks.count},
+                        {"largest_chunk", chunks.largest},
                         {"writer", writer}};
     std::printf("%s\n", j.dump().c_str());
     return 0;
@@ -157,7 +149,7 @@ int ImageStatus(const std::string& spec, const Cluster& cluster, bool json) {
               ")\nsegments     %zu\nbytes        %" PRIu64 "\nchunks       %zu (largest %" PRIu64
               " bytes)\nwriter       %s\n",
               spec.c_str(), store, manifest->commit_lsn, manifest->publish_seq, manifest->segments.size(),
-              manifest->StoredBytes(), chunks, largest_chunk, writer.c_str());
+              chunks.bytes, chunks.count, chunks.largest, writer.c_str());
   return 0;
 }
 
