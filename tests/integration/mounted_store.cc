@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -93,8 +94,18 @@ bool MountedStore::MountFrom(const std::string& source, const std::vector<std::s
     args.push_back(o);
   }
   pid_ = Spawn(args, log_path_);
-  for (int i = 0; i < 200; ++i) {
-    if (IsMounted()) return true;
+  // Until the daemon mounts or exits: a store replayed after a kill, a
+  // daemon under a sanitizer or a cluster that answers late may take many
+  // seconds on a loaded machine. The bound only catches a hang.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (IsMounted()) {
+      // mount(2) is done before the daemon has answered the kernel's INIT;
+      // a stat of the root waits for that answer, so what the daemon sets
+      // up after mounting (the read-ahead, say) is in place on return.
+      struct stat st;
+      return stat(mountpoint_.c_str(), &st) == 0;
+    }
     int status;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;
@@ -102,6 +113,8 @@ bool MountedStore::MountFrom(const std::string& source, const std::vector<std::s
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
+  // Hung: killed, so its log is final and nothing is left running.
+  Kill();
   return false;
 }
 
