@@ -15,12 +15,18 @@
 // runs on a shelf too": fresh small runs were half the daemon's page faults
 // in a restore from RADOS).
 //
-// Thread-safe (one mutex per shelf, held only to take or return a buffer).
+// The shelves together keep at most `max_free` buffers of the largest
+// class's worth of bytes, whichever classes they hold, so adding classes
+// does not add idle memory (16 MiB for the runs of a DataLog).
+//
+// Thread-safe: one mutex for the shelves, held only to take or return a
+// buffer.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "util/aligned_buffer.h"
@@ -32,15 +38,16 @@ class BufferPool {
  public:
   // Pools buffers of `capacity` bytes and, with `classes` > 1, of
   // capacity/2, capacity/4, ... (`classes` sizes in all), keeping at most
-  // `max_free` unused of each.
-  BufferPool(size_t capacity, size_t max_free, unsigned classes = 1) {
-    for (unsigned i = 0; i < classes && (capacity >> i) >= kBlockSize; ++i) {
-      auto shelf = std::make_shared<Shelf>();
-      shelf->buffer_size = capacity >> i;
-      shelf->max_free = max_free;
-      shelf->free.reserve(max_free);  // returning a buffer never allocates
-      shelves_.push_back(std::move(shelf));
-    }
+  // `max_free` unused of each and `max_free` * `capacity` bytes unused in
+  // all.
+  BufferPool(size_t capacity, size_t max_free, unsigned classes = 1) : shelves_(std::make_shared<Shelves>()) {
+    shelves_->max_free_each = max_free;
+    shelves_->max_idle_bytes = max_free * capacity;
+    for (unsigned i = 0; i < classes && (capacity >> i) >= kBlockSize; ++i) shelves_->sizes.push_back(capacity >> i);
+    MutexLock lock(&shelves_->mu);
+    shelves_->free.resize(shelves_->sizes.size());
+    // Returning a buffer never allocates.
+    for (auto& shelf : shelves_->free) shelf.reserve(max_free);
   }
 
   // A buffer of `size` bytes, contents undefined, its capacity() the size
@@ -49,53 +56,65 @@ class BufferPool {
   // one would hold a whole class for a tiny run (a cache of 4 KiB runs
   // would pin many times its size).
   std::shared_ptr<AlignedBuffer> Get(size_t size) {
-    const std::shared_ptr<Shelf>* shelf = ShelfFor(size);
-    if (shelf == nullptr) return std::make_shared<AlignedBuffer>(size, /*zero=*/false);
-    AlignedBuffer buffer;
-    {
-      MutexLock lock(&(*shelf)->mu);
-      if (!(*shelf)->free.empty()) {
-        buffer = std::move((*shelf)->free.back());
-        (*shelf)->free.pop_back();
-      }
-    }
+    const std::optional<size_t> cls = ClassFor(size);
+    if (!cls) return std::make_shared<AlignedBuffer>(size, /*zero=*/false);
+    AlignedBuffer buffer = shelves_->Take(*cls);
     if (buffer.capacity() == 0) {
-      buffer = AlignedBuffer((*shelf)->buffer_size, /*zero=*/false);
+      buffer = AlignedBuffer(shelves_->sizes[*cls], /*zero=*/false);
       allocations_.fetch_add(1, std::memory_order_relaxed);
     }
     buffer.Resize(size);
-    // The deleter keeps the shelf alive, so buffers may outlive the pool.
-    return std::shared_ptr<AlignedBuffer>(new AlignedBuffer(std::move(buffer)), [shelf = *shelf](AlignedBuffer* b) {
-      {
-        MutexLock lock(&shelf->mu);
-        if (shelf->free.size() < shelf->max_free) shelf->free.push_back(std::move(*b));
-      }
-      delete b;
-    });
+    // The deleter keeps the shelves alive, so buffers may outlive the pool.
+    return std::shared_ptr<AlignedBuffer>(new AlignedBuffer(std::move(buffer)),
+                                          [shelves = shelves_, cls = *cls](AlignedBuffer* b) {
+                                            shelves->Return(cls, b);
+                                            delete b;
+                                          });
   }
 
   // Pooled buffers made fresh so far (their shelf was empty).
   uint64_t allocations() const { return allocations_.load(std::memory_order_relaxed); }
 
  private:
-  struct Shelf {
-    size_t buffer_size = 0;
-    size_t max_free = 0;
+  struct Shelves {
+    std::vector<size_t> sizes;  // of each class, largest first; fixed after construction
+    size_t max_free_each = 0;
+    size_t max_idle_bytes = 0;
     Mutex mu;
-    std::vector<AlignedBuffer> free GUARDED_BY(mu);
+    std::vector<std::vector<AlignedBuffer>> free GUARDED_BY(mu);  // one shelf per class
+    size_t idle_bytes GUARDED_BY(mu) = 0;
+
+    // A buffer off class `cls`'s shelf, or an empty one when it has none.
+    AlignedBuffer Take(size_t cls) {
+      MutexLock lock(&mu);
+      if (free[cls].empty()) return AlignedBuffer();
+      AlignedBuffer buffer = std::move(free[cls].back());
+      free[cls].pop_back();
+      idle_bytes -= sizes[cls];
+      return buffer;
+    }
+    // Shelves `*b` (leaving it empty) unless the shelf or the bytes idle on
+    // all of them are at their bound.
+    void Return(size_t cls, AlignedBuffer* b) {
+      MutexLock lock(&mu);
+      if (free[cls].size() >= max_free_each || idle_bytes + sizes[cls] > max_idle_bytes) return;
+      free[cls].push_back(std::move(*b));
+      idle_bytes += sizes[cls];
+    }
   };
 
   // The smallest class that holds `size` without wasting more than half of
-  // it, or null when none does.
-  const std::shared_ptr<Shelf>* ShelfFor(size_t size) const {
-    if (shelves_.empty() || size > shelves_.front()->buffer_size) return nullptr;
-    for (auto it = shelves_.rbegin(); it != shelves_.rend(); ++it) {
-      if (size <= (*it)->buffer_size) return 2 * size >= (*it)->buffer_size ? &*it : nullptr;
+  // it, or none.
+  std::optional<size_t> ClassFor(size_t size) const {
+    const std::vector<size_t>& sizes = shelves_->sizes;
+    if (sizes.empty() || size > sizes.front()) return std::nullopt;
+    for (size_t i = sizes.size(); i-- > 0;) {
+      if (size <= sizes[i]) return 2 * size >= sizes[i] ? std::optional<size_t>(i) : std::nullopt;
     }
-    return nullptr;
+    return std::nullopt;
   }
 
-  std::vector<std::shared_ptr<Shelf>> shelves_;  // largest first; fixed after construction
+  const std::shared_ptr<Shelves> shelves_;
   std::atomic<uint64_t> allocations_{0};
 };
 

@@ -1,7 +1,7 @@
 // The pool behind every read of a stored run: a buffer let go is the next
 // one handed out, sizes go to the smallest class that wastes at most half,
-// the shelves stay bounded, and the run cache counts the memory a pooled
-// run holds, not just its bytes.
+// the shelves stay bounded each and together, and the run cache counts the
+// memory a pooled run holds, not just its bytes.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -70,6 +70,24 @@ TEST(BufferPool, AShelfKeepsAtMostItsBound) {
   std::vector<std::shared_ptr<AlignedBuffer>> again;
   for (int i = 0; i < 3; ++i) again.push_back(pool.Get(kMiB));
   EXPECT_EQ(pool.allocations(), 4u);
+}
+
+TEST(BufferPool, AllShelvesTogetherKeepAtMostTheLargestClassesBound) {
+  BufferPool pool(kMiB, 2, /*classes=*/2);  // 2 MiB idle at most, in all
+  auto a = pool.Get(kMiB), b = pool.Get(kMiB);
+  auto c = pool.Get(512 * kKiB), d = pool.Get(512 * kKiB);
+  EXPECT_EQ(pool.allocations(), 4u);
+  c.reset();
+  d.reset();
+  a.reset();  // 2 MiB idle now: 512 KiB twice and 1 MiB
+  b.reset();  // freed, though its own shelf has room
+  std::vector<std::shared_ptr<AlignedBuffer>> again;
+  again.push_back(pool.Get(kMiB));
+  again.push_back(pool.Get(512 * kKiB));
+  again.push_back(pool.Get(512 * kKiB));
+  EXPECT_EQ(pool.allocations(), 4u);
+  again.push_back(pool.Get(kMiB));
+  EXPECT_EQ(pool.allocations(), 5u);
 }
 
 TEST(BufferPool, ABufferMayOutliveItsPool) {
