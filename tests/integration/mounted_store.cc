@@ -96,7 +96,8 @@ bool MountedStore::MountFrom(const std::string& source, const std::vector<std::s
   pid_ = Spawn(args, log_path_);
   // Until the daemon mounts or exits: a store replayed after a kill, a
   // daemon under a sanitizer or a cluster that answers late may take many
-  // seconds on a loaded machine. The bound only catches a hang.
+  // seconds on a loaded machine. The bound catches a daemon that hangs
+  // before mounting; one that hangs after is the test's timeout's.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (std::chrono::steady_clock::now() < deadline) {
     if (IsMounted()) {
@@ -104,7 +105,9 @@ bool MountedStore::MountFrom(const std::string& source, const std::vector<std::s
       // a stat of the root waits for that answer, so what the daemon sets
       // up after mounting (the read-ahead, say) is in place on return.
       struct stat st;
-      return stat(mountpoint_.c_str(), &st) == 0;
+      if (stat(mountpoint_.c_str(), &st) == 0) return true;
+      Kill();  // mounted but not serving: its log says why
+      return false;
     }
     int status;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
@@ -113,7 +116,7 @@ bool MountedStore::MountFrom(const std::string& source, const std::vector<std::s
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
-  // Hung: killed, so its log is final and nothing is left running.
+  // Hung before mounting: killed, so its log is final.
   Kill();
   return false;
 }

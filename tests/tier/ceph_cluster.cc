@@ -36,7 +36,9 @@ int CephCluster::Script(const std::string& verb, const std::string& args) {
 }
 
 int CephCluster::Ceph(const std::string& args) {
-  return MountedStore::Run("ceph -c " + Conf() + " " + args + " >>" + ClusterDir() + "/tests.log 2>&1");
+  // Bounded: a cluster that is down fails the call instead of hanging it.
+  return MountedStore::Run("ceph --connect-timeout 60 -c " + Conf() + " " + args + " >>" + ClusterDir() +
+                           "/tests.log 2>&1");
 }
 
 void CephCluster::SetUp() {
@@ -52,9 +54,13 @@ void CephCluster::SetUp() {
   }
   ASSERT_EQ(access(Conf().c_str(), R_OK), 0) << "no " << Conf();
   setenv("CEPH_CONF", Conf().c_str(), 1);
+  // A run killed while a test had the cluster paused (PausedCluster) left
+  // it so; unpausing a cluster that is not paused changes nothing.
+  ASSERT_EQ(Ceph("osd unpause"), 0) << "see " << ClusterDir() << "/tests.log";
 }
 
 void CephCluster::TearDown() {
+  Ceph("osd unpause");  // as at SetUp, for whoever uses the cluster next
   if (StartedHere()) {
     Script("destroy");
     return;
