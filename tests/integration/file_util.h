@@ -1,5 +1,5 @@
-// Small file helpers shared by the integration tests: whole-file write and
-// read through ordinary syscalls, and seeded random payloads.
+// Small helpers shared by the integration tests: whole-file write and read
+// through ordinary syscalls, seeded random payloads, and a bounded wait.
 #pragma once
 
 #include <fcntl.h>
@@ -8,13 +8,29 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 
 namespace ckptfs::testing {
+
+// Checks `done` every `every` until it holds (true) or `seconds` have
+// passed (false). For what a background thread or another process will do:
+// the bound only catches it never happening.
+inline bool WaitFor(const std::function<bool()>& done, double seconds,
+                    std::chrono::milliseconds every = std::chrono::milliseconds(20)) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(every);
+  }
+  return true;
+}
 
 struct CommandOutput {
   int rc;

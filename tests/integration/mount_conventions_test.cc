@@ -29,7 +29,6 @@ namespace ckptfs::testing {
 namespace {
 
 namespace fs = std::filesystem;
-using std::chrono::steady_clock;
 
 const fs::path kRepo = fs::path(__FILE__).parent_path().parent_path().parent_path();
 
@@ -69,15 +68,6 @@ pid_t DaemonFor(const std::string& store) {
     }
   }
   return -1;
-}
-
-bool WaitFor(const std::function<bool()>& done, double seconds) {
-  auto deadline = steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (!done()) {
-    if (steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
 }
 
 // A daemon this process starts in the foreground (so its exit status can be

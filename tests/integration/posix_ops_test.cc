@@ -195,14 +195,15 @@ TEST_F(PosixOpsTest, ForgottenInodesAreCountedWhenTheKernelDropsThem) {
   // so the two counts are checked together. Another of the daemon's
   // threads may still be serving the forgets when this one answers the
   // stats: they are read until they show, for a while.
-  for (int i = 0; i < 300; ++i) {
-    char buf[16384];
-    ssize_t n = getxattr(store_.mountpoint().c_str(), "user.ckptfs.stats.json", buf, sizeof buf);
-    ASSERT_GT(n, 0);
-    json.assign(buf, static_cast<size_t>(n));
-    if (count("forget") + count("batch_forget") > 0) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  WaitFor(
+      [&] {
+        char buf[16384];
+        ssize_t n = getxattr(store_.mountpoint().c_str(), "user.ckptfs.stats.json", buf, sizeof buf);
+        json.assign(buf, static_cast<size_t>(std::max<ssize_t>(n, 0)));
+        return count("forget") + count("batch_forget") > 0;
+      },
+      30, std::chrono::milliseconds(100));
+  ASSERT_FALSE(json.empty()) << "the stats could not be read";
   EXPECT_GT(count("forget") + count("batch_forget"), 0) << json;
   // Every file is still there after the kernel let go of it.
   for (int i = 0; i < 300; ++i) ASSERT_EQ(stat(P("f" + std::to_string(i)).c_str(), &st), 0);

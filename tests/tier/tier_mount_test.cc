@@ -192,9 +192,7 @@ TEST_F(TierTest, TheDrainWritesChunksOfTheSizeItIsToldAndAnotherSizeResumesThem)
     // mount's own log records), not the image again.
     ASSERT_TRUE(node.Mount(TierOptions(image))) << node.log();
     ASSERT_EQ(Wait(node), 0) << node.log();
-    for (int i = 0; i < 300 && TierFigure(node, "adopted_bytes") == 0; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+    WaitFor([&] { return TierFigure(node, "adopted_bytes") > 0; }, 30, std::chrono::milliseconds(100));
     EXPECT_GE(TierFigure(node, "adopted_bytes"), image_bytes);
     EXPECT_LT(TierFigure(node, "uploaded_bytes"), 1u << 20);
     ASSERT_EQ(node.Unmount(), 0) << node.log();
@@ -363,11 +361,13 @@ TEST_F(TierTest, AnImageMountLoadsAheadOfASequentialReader) {
       // The bytes are counted as they arrive, the runs once they are in the
       // cache: both are waited for.
       uint64_t ahead = 0, prefetched = 0;
-      for (int i = 0; i < 600 && (ahead < (4u << 20) || prefetched < 3); ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        ahead = StatFigure(elsewhere, "store", "remote_read_bytes") - read_at_mount;
-        prefetched = StatFigure(elsewhere, "store", "prefetched_runs");
-      }
+      WaitFor(
+          [&] {
+            ahead = StatFigure(elsewhere, "store", "remote_read_bytes") - read_at_mount;
+            prefetched = StatFigure(elsewhere, "store", "prefetched_runs");
+            return ahead >= (4u << 20) && prefetched >= 3;
+          },
+          60, std::chrono::milliseconds(100));
       EXPECT_GE(ahead, 4u << 20);
       EXPECT_GE(prefetched, 3u);
     } else {
@@ -776,9 +776,7 @@ TEST_F(TierTest, RadosStoppedAndRestartedWhileTheMountKeepsTakingCheckpoints) {
   ExpectFiles(node, files);
   // The drain says it is behind and why: each call gives up after
   // rados_timeout=10 s, so the bound leaves room for a few on a slow machine.
-  for (int i = 0; i < 1200 && TierFigure(node, "errors") == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  WaitFor([&] { return TierFigure(node, "errors") > 0; }, 120, std::chrono::milliseconds(100));
   EXPECT_GT(TierFigure(node, "errors"), 0u);
   EXPECT_LT(TierFigure(node, "drained_lsn"), TierFigure(node, "committed_lsn"));
   EXPECT_NE(Wait(node, 2), 0) << "wait must fail with a timeout while RADOS is down";
