@@ -318,7 +318,7 @@ Status Drainer::CycleLocked() {
     stats_.behind_bytes = behind_bytes;
   }
   bool reused = false;
-  CKPTFS_RETURN_IF_ERROR(SendLocked(pieces, &reused));
+  CKPTFS_RETURN_IF_ERROR(SendLocked(pieces, image.segment_size, &reused));
   if (reused) {
     // A segment this commit needs was handed out again while we copied it:
     // the commit cannot be completed, a newer one will not need it.
@@ -388,7 +388,12 @@ Status Drainer::AdoptLocked(const CommittedImage& image) {
   return Status::Ok();
 }
 
-Status Drainer::SendLocked(const std::vector<Piece>& pieces, bool* segment_reused) {
+Status Drainer::SendLocked(const std::vector<Piece>& pieces, uint64_t segment_bytes, bool* segment_reused) {
+  // A restore reads runs, 4 KiB-aligned and up to 1 MiB, anywhere in an
+  // object: checksum blocks of 64 KiB cost it little extra reading, where
+  // the drain's 2 MiB writes as the block would make most reads twice the
+  // run (docs/benchmarks.md, "Telling the OSDs what a segment object is").
+  const RadosImage::WriteOnceHint hint{segment_bytes, 64 << 10};
   // A piece on its way from the local store: read and checksummed on a
   // thread of its own, so that the reads of the next pieces overlap each
   // other and the writes in flight. Read serially by the drain thread, they
@@ -493,7 +498,7 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, bool* segment_reuse
     }
     if (in_flight.size() >= options_.max_in_flight) complete_one();
     in_flight.push_back({image_->StartWrite(ImageManifest::ObjectName(r.piece.segment, r.object_id),
-                                            std::move(*l.payload), r.piece.offset, &written_signal),
+                                            std::move(*l.payload), r.piece.offset, hint, &written_signal),
                          r.piece, l.crc, r.buffer});
   }
   for (Reading& r : reading) r.loaded.wait();  // abandoned: their bytes are not sent

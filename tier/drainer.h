@@ -126,7 +126,8 @@ class Drainer : public RemoteTier {
   // unchanged (checked by CRC) count as sent.
   Status AdoptLocked(const CommittedImage& image) REQUIRES(cycle_mu_);
   // Sends `pieces` of the segments' current incarnations (known_).
-  Status SendLocked(const std::vector<Piece>& pieces, bool* segment_reused) REQUIRES(cycle_mu_);
+  Status SendLocked(const std::vector<Piece>& pieces, uint64_t segment_bytes, bool* segment_reused)
+      REQUIRES(cycle_mu_);
   Status PublishLocked(const CommittedImage& image) REQUIRES(cycle_mu_);
   // Makes the view (view_mu_) show `published_`, whose segments held the
   // incarnations `image` names (null: not known, as for a manifest read at

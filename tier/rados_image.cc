@@ -136,7 +136,8 @@ Status RadosImage::Error(const std::string& what, const std::string& oid, int re
 }
 
 std::unique_ptr<RadosImage::Op> RadosImage::StartWrite(const std::string& oid, Payload payload,
-                                                       uint64_t offset, CompletionSignal* signal) {
+                                                       uint64_t offset, const WriteOnceHint& hint,
+                                                       CompletionSignal* signal) {
   auto s = std::make_unique<Op::State>();
   s->signals = signal != nullptr;
   s->completion = signal ? librados::Rados::aio_create_completion(signal, &CompletionSignal::Notify)
@@ -144,7 +145,13 @@ std::unique_ptr<RadosImage::Op> RadosImage::StartWrite(const std::string& oid, P
   s->bl = std::move(payload.buffer_->bl);
   s->len = s->bl.length();
   s->what = "RADOS write of " + target_.ToString() + "/" + oid;
-  const int ret = connection_->io.aio_write(oid, s->completion, s->bl, s->len, offset);
+  // BlueStore takes the checksum block from the expected write size.
+  librados::ObjectWriteOperation op;
+  op.set_alloc_hint2(hint.object_bytes, hint.checksum_bytes,
+                     LIBRADOS_ALLOC_HINT_FLAG_SEQUENTIAL_WRITE | LIBRADOS_ALLOC_HINT_FLAG_APPEND_ONLY |
+                         LIBRADOS_ALLOC_HINT_FLAG_IMMUTABLE | LIBRADOS_ALLOC_HINT_FLAG_SEQUENTIAL_READ);
+  op.write(offset, s->bl);
+  const int ret = connection_->io.aio_operate(oid, s->completion, &op);
   if (ret < 0) s->submit_error = ret;  // never submitted: Wait reports it
   return std::unique_ptr<Op>(new Op(std::move(s)));
 }
