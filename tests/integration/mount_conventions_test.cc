@@ -82,13 +82,14 @@ class Daemon {
     }
     log_ = store.dir() + "/daemon.log";
     pid_ = MountedStore::Spawn(args, log_);
-    mounted_ = WaitFor([&] { return !MountLine(store.mountpoint()).empty() || Exited(); }, 10) &&
+    mounted_ = WaitFor([&] { return !MountLine(store.mountpoint()).empty() || Exited(); },
+                       MountedStore::kDaemonSeconds) &&
                !MountLine(store.mountpoint()).empty();
   }
   ~Daemon() {
     if (pid_ > 0) {
       MountedStore::Run("fusermount3 -u " + store_.mountpoint() + " 2>/dev/null");
-      if (!WaitFor([&] { return Exited(); }, 10)) {
+      if (!WaitFor([&] { return Exited(); }, MountedStore::kDaemonSeconds)) {
         kill(pid_, SIGKILL);
         Wait();
       }

@@ -94,11 +94,10 @@ bool MountedStore::MountFrom(const std::string& source, const std::vector<std::s
     args.push_back(o);
   }
   pid_ = Spawn(args, log_path_);
-  // Until the daemon mounts or exits: a store replayed after a kill, a
-  // daemon under a sanitizer or a cluster that answers late may take many
-  // seconds on a loaded machine. The bound catches a daemon that hangs
-  // before mounting; one that hangs after is the test's timeout's.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  // Until the daemon mounts or exits (kDaemonSeconds: one that hangs
+  // before mounting is caught here, one that hangs after by the test's
+  // timeout).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kDaemonSeconds);
   while (std::chrono::steady_clock::now() < deadline) {
     if (IsMounted()) {
       // mount(2) is done before the daemon has answered the kernel's INIT;

@@ -18,6 +18,12 @@ class MountedStore {
   MountedStore(const MountedStore&) = delete;
   MountedStore& operator=(const MountedStore&) = delete;
 
+  // How long a daemon gets to mount, or to exit once unmounted: a store
+  // replayed after a kill, a daemon under a sanitizer or a cluster that
+  // answers late may take many seconds on a loaded machine. The bound
+  // catches a daemon that hangs.
+  static constexpr int kDaemonSeconds = 120;
+
   // Runs mkfs.ckptfs; returns its exit code.
   int Format(const std::string& size, const std::string& segment_size = "4M");
   // Starts the daemon in the foreground and waits until the mount is live.
