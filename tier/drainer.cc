@@ -389,10 +389,11 @@ Status Drainer::AdoptLocked(const CommittedImage& image) {
 }
 
 Status Drainer::SendLocked(const std::vector<Piece>& pieces, uint64_t segment_bytes, bool* segment_reused) {
-  // A restore reads runs, 4 KiB-aligned and up to 1 MiB, anywhere in an
-  // object: checksum blocks of 64 KiB cost it little extra reading, where
-  // the drain's 2 MiB writes as the block would make most reads twice the
-  // run (docs/benchmarks.md, "Telling the OSDs what a segment object is").
+  // 64 KiB checksum blocks: BlueStore's default blob size caps them there
+  // anyway; asking for no more keeps a restore, which reads runs (4 KiB-
+  // aligned, up to 1 MiB) anywhere in an object, from reading more than a
+  // block extra on a cluster with larger blobs (docs/benchmarks.md,
+  // "Telling the OSDs what a segment object is").
   const RadosImage::WriteOnceHint hint{segment_bytes, 64 << 10};
   // A piece on its way from the local store: read and checksummed on a
   // thread of its own, so that the reads of the next pieces overlap each

@@ -84,10 +84,13 @@ class RadosImage {
   // What a written-once object will be, told to the OSDs with every write
   // of it (RADOS' allocation hint: written front to back, appended to only,
   // never changed, read in order). BlueStore then checksums blocks of
-  // `checksum_bytes` instead of 4 KiB ones; at 64 KiB the OSDs spent 8% less
-  // CPU on a drain and 13% less on its restore, and a read of a part of the
-  // object reads at most one such block more at each end
-  // (docs/benchmarks.md). rados bench sends the same hint with its writes.
+  // `checksum_bytes`, capped at its blob size (bluestore_max_blob_size, 64
+  // KiB by default), instead of 4 KiB ones: the OSDs spent 8% less CPU on a
+  // drain and 13% less on its restore, and a read of part of the object
+  // reads up to a block less 4 KiB more at each end (docs/benchmarks.md).
+  // rados bench sends the same hint with its writes. Advice only: a retried
+  // write, or a drain resumed over a dead writer's object, writes a range
+  // again, which costs nothing but the hint's accuracy.
   struct WriteOnceHint {
     uint64_t object_bytes = 0;
     uint64_t checksum_bytes = 0;  // a power of two, 4 KiB or more
