@@ -88,8 +88,10 @@ class Daemon {
   }
   ~Daemon() {
     if (pid_ > 0) {
-      MountedStore::Run("fusermount3 -u " + store_.mountpoint() + " 2>/dev/null");
-      if (!WaitFor([&] { return Exited(); }, MountedStore::kDaemonSeconds)) {
+      // One that never mounted has nothing to flush and may be hung: no
+      // second wait on top of the constructor's.
+      if (mounted_) MountedStore::Run("fusermount3 -u " + store_.mountpoint() + " 2>/dev/null");
+      if (!mounted_ || !WaitFor([&] { return Exited(); }, MountedStore::kDaemonSeconds)) {
         kill(pid_, SIGKILL);
         Wait();
       }

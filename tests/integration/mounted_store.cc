@@ -30,7 +30,7 @@ MountedStore::MountedStore() {
 MountedStore::~MountedStore() {
   if (pid_ > 0) {
     Run("fusermount3 -u " + mountpoint_ + " 2>/dev/null");
-    for (int i = 0; i < 100; ++i) {
+    for (int i = 0; i < kDaemonSeconds * 20; ++i) {
       int status;
       if (waitpid(pid_, &status, WNOHANG) == pid_) {
         pid_ = -1;

@@ -18,10 +18,10 @@ class MountedStore {
   MountedStore(const MountedStore&) = delete;
   MountedStore& operator=(const MountedStore&) = delete;
 
-  // How long a daemon gets to mount, or to exit once unmounted: a store
-  // replayed after a kill, a daemon under a sanitizer or a cluster that
-  // answers late may take many seconds on a loaded machine. The bound
-  // catches a daemon that hangs.
+  // How long a daemon gets to mount, or to exit once unmounted (it flushes
+  // first): a store replayed after a kill, a daemon under a sanitizer or a
+  // cluster that answers late may take many seconds on a loaded machine.
+  // The bound catches a daemon that hangs.
   static constexpr int kDaemonSeconds = 120;
 
   // Runs mkfs.ckptfs; returns its exit code.
