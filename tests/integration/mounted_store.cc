@@ -2,6 +2,8 @@
 // through /proc/self/mountinfo.
 #include "mounted_store.h"
 
+#include "file_util.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -30,15 +32,12 @@ MountedStore::MountedStore() {
 MountedStore::~MountedStore() {
   if (pid_ > 0) {
     Run("fusermount3 -u " + mountpoint_ + " 2>/dev/null");
-    for (int i = 0; i < kDaemonSeconds * 20; ++i) {
-      int status;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    int status;
+    if (WaitFor([&] { return waitpid(pid_, &status, WNOHANG) == pid_; }, kDaemonSeconds)) {
+      pid_ = -1;
+    } else {
+      Kill();
     }
-    if (pid_ > 0) Kill();
   }
   if (IsMounted()) Run("fusermount3 -u -z " + mountpoint_ + " 2>/dev/null");
   std::error_code ec;
