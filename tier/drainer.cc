@@ -176,7 +176,8 @@ Result<std::unique_ptr<Drainer>> Drainer::Open(std::unique_ptr<RadosImage> image
 
 Drainer::Drainer(std::unique_ptr<RadosImage> image, CommittedImageSource* source, uint64_t store_id,
                  const DrainOptions& options)
-    : image_(std::move(image)), source_(source), store_id_(store_id), options_(options) {
+    : image_(std::move(image)), source_(source), store_id_(store_id), options_(options),
+      piece_readers_(options.reads_ahead) {
   MutexLock lock(&stats_mu_);
   stats_.target = image_->target().ToString();
 }
@@ -395,10 +396,10 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, uint64_t segment_by
   // block extra on a cluster with larger blobs (docs/benchmarks.md,
   // "Telling the OSDs what a segment object is").
   const RadosImage::WriteOnceHint hint{segment_bytes, 64 << 10};
-  // A piece on its way from the local store: read and checksummed on a
-  // thread of its own, so that the reads of the next pieces overlap each
-  // other and the writes in flight. Read serially by the drain thread, they
-  // took 4 of the 7 s a 1.7 GB drain lasted (docs/benchmarks.md).
+  // A piece on its way from the local store: read and checksummed by
+  // piece_readers_, so that the reads of the next pieces overlap each other
+  // and the writes in flight. Read serially by the drain thread, they took 4
+  // of the 7 s a 1.7 GB drain lasted (docs/benchmarks.md).
   struct Loaded {
     Result<bool> unchanged = false;  // false: the segment was handed out again
     std::optional<RadosImage::Payload> payload;  // when unchanged
@@ -478,10 +479,7 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, uint64_t segment_by
         }
         return l;
       };
-      // With both policies a thread that cannot be created (EAGAIN) makes
-      // the read run in the drain thread at get() instead of throwing.
-      reading.push_back(
-          {p, k.object_id, b, std::async(std::launch::async | std::launch::deferred, std::move(load))});
+      reading.push_back({p, k.object_id, b, piece_readers_.Submit(std::move(load))});
     }
   };
 

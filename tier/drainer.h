@@ -46,6 +46,7 @@
 #include "rados_image.h"
 #include "util/mutex.h"
 #include "util/periodic_thread.h"
+#include "util/worker_pool.h"
 
 namespace ckptfs {
 
@@ -177,7 +178,9 @@ class Drainer : public RemoteTier {
   std::chrono::steady_clock::time_point behind_since_ GUARDED_BY(stats_mu_);
   bool behind_ GUARDED_BY(stats_mu_) = false;
 
-  PeriodicThread thread_;
+  // Reads the pieces SendLocked sends next (reads_ahead threads).
+  WorkerPool piece_readers_;
+  PeriodicThread thread_;  // declared after piece_readers_: joined first
   bool stopped_ GUARDED_BY(cycle_mu_) = false;
 };
 
