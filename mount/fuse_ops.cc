@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/xattr.h>
 
+#include <climits>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -256,6 +257,13 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fu
   });
 }
 
+// One write to /dev/fuse takes at most IOV_MAX (1024) buffers, and libfuse
+// spends one on the reply's header. A read of more pieces than the rest (a
+// file written 512 bytes at a time is 2048 runs a MiB) would fail that
+// write, and the kernel would wait for the reply for ever: such a reply is
+// copied into one buffer instead.
+constexpr size_t kMaxReplySlices = IOV_MAX - 1;
+
 void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
   Guard(req, FuseOp::kRead, [&] {
     // The bytes go to the kernel straight from the buffers that hold them
@@ -265,6 +273,11 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
     Status s = Fs(req).ReadInto(ino, static_cast<uint64_t>(off), size, &view);
     if (!s.ok()) return ReplyStatus(req, s);
     if (view.slices().empty()) return (void)fuse_reply_buf(req, nullptr, 0);
+    if (view.slices().size() > kMaxReplySlices) {
+      std::unique_ptr<char[]> joined(new char[view.size()]);
+      view.CopyTo(joined.get());
+      return (void)fuse_reply_buf(req, joined.get(), view.size());
+    }
     fuse_reply_iov(req, view.slices().data(), static_cast<int>(view.slices().size()));
   });
 }
