@@ -88,6 +88,15 @@ std::set<std::string> ObjectNames(const ImageManifest& m) {
   return names;
 }
 
+// Whether `chunk` lies wholly inside `ranges` (sorted, disjoint, and
+// adjacent ones merged, as a capture gives them).
+bool Within(const std::vector<ByteRange>& ranges, const ImageChunk& chunk) {
+  const uint64_t end = uint64_t{chunk.offset} + chunk.length;
+  return std::any_of(ranges.begin(), ranges.end(), [&](const ByteRange& r) {
+    return r.offset <= chunk.offset && end <= r.offset + r.length;
+  });
+}
+
 std::vector<ByteRange> RangesOf(const std::vector<ImageChunk>& chunks) {
   std::vector<ByteRange> ranges;
   for (const ImageChunk& c : chunks) {
@@ -362,8 +371,17 @@ Status Drainer::AdoptLocked(const CommittedImage& image) {
   for (const SegmentImage& s : image.segments) {
     const ImageSegment* theirs = published_.Find(s.segment);
     if (!theirs || theirs->chunks.empty()) continue;
-    bool same = true;
+    // Only what the segment's current use has written: a segment handed
+    // out again still holds its older bytes past that, which may match
+    // the image's chunks now and be overwritten later, when no send would
+    // follow for a range the image already covers.
+    std::vector<ImageChunk> chunks;
     for (const ImageChunk& c : theirs->chunks) {
+      if (Within(s.ranges, c)) chunks.push_back(c);
+    }
+    if (chunks.empty()) continue;
+    bool same = true;
+    for (const ImageChunk& c : chunks) {
       if (c.length > buf.size() || c.offset % 4096 || c.length % 4096) {
         same = false;
         break;
@@ -376,8 +394,8 @@ Status Drainer::AdoptLocked(const CommittedImage& image) {
       }
     }
     if (!same) continue;
-    known_[s.segment] = Known{s.incarnation, theirs->object_id, theirs->chunks};
-    for (const ImageChunk& c : theirs->chunks) adopted += c.length;
+    for (const ImageChunk& c : chunks) adopted += c.length;
+    known_[s.segment] = Known{s.incarnation, theirs->object_id, std::move(chunks)};
   }
   adopted_ = true;
   MutexLock lock(&stats_mu_);
