@@ -173,16 +173,22 @@ Result<size_t> RadosImage::Read(const std::string& oid, char* buf, size_t len, u
 }
 
 Result<std::string> RadosImage::ReadWhole(const std::string& oid) {
-  uint64_t size = 0;
-  time_t mtime = 0;
-  int ret = connection_->io.stat(oid, &size, &mtime);
-  if (ret == -ENOENT) return Status::NotFound(target_.ToString() + " has no object " + oid);
-  if (ret < 0) return Error("RADOS stat of", oid, ret);
-  librados::bufferlist bl;
-  ret = connection_->io.read(oid, bl, size, 0);
-  if (ret == -ENOENT) return Status::NotFound(target_.ToString() + " has no object " + oid);
-  if (ret < 0) return Error("RADOS read of", oid, ret);
-  return bl.to_str();
+  // The size and the bytes from one operation, so from one version of the
+  // object: a stat and then a read of that size would return a prefix of a
+  // larger manifest published in between, which fails its checksum.
+  for (uint64_t want = 1 << 20;;) {
+    librados::ObjectReadOperation op;
+    uint64_t size = 0;
+    int stat_ret = 0, read_ret = 0;
+    librados::bufferlist bl;
+    op.stat(&size, nullptr, &stat_ret);
+    op.read(0, want, &bl, &read_ret);
+    const int ret = connection_->io.operate(oid, &op, nullptr);
+    if (ret == -ENOENT) return Status::NotFound(target_.ToString() + " has no object " + oid);
+    if (ret < 0) return Error("RADOS read of", oid, ret);
+    if (size <= want) return bl.to_str();
+    want = size + size / 2;  // grew past the guess: read it all, with room to grow
+  }
 }
 
 Status RadosImage::WriteWhole(const std::string& oid, const std::string& data) {
