@@ -265,6 +265,11 @@ void Drainer::NoteError(const Status& s) {
 Status Drainer::DrainUntil(uint64_t seq, std::chrono::milliseconds timeout) {
   if (seq == 0) seq = source_->CommittedLsn();
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  send_deadline_.store(deadline.time_since_epoch().count());
+  struct LiftDeadline {
+    std::atomic<int64_t>* deadline;
+    ~LiftDeadline() { deadline->store(std::numeric_limits<int64_t>::max()); }
+  } lift{&send_deadline_};
   Status last;
   while (true) {
     {
@@ -502,6 +507,11 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, uint64_t segment_by
   };
 
   while (failed.ok() && !*segment_reused) {
+    if (std::chrono::steady_clock::now().time_since_epoch().count() > send_deadline_.load()) {
+      failed = Status::Busy(image_->target().ToString() + ": the time to drain ran out with " +
+                            std::to_string(pieces.size() - next + reading.size()) + " pieces still to send");
+      break;
+    }
     start_reads();
     if (reading.empty()) break;
     Reading r = std::move(reading.front());

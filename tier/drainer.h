@@ -31,8 +31,10 @@
 // plan (known_, next_object_id_, published_) belongs to the cycle.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -86,7 +88,8 @@ class Drainer : public RemoteTier {
   void Stop() EXCLUDES(cycle_mu_);
   // Runs cycles until the image holds commit `seq` (or the store's commit
   // as of the call, for 0) or `timeout` passes; the cycle's error, or
-  // Busy on timeout.
+  // Busy on timeout. No write starts after the timeout, the thread's
+  // included, so it returns within it and the writes then in flight.
   Status DrainUntil(uint64_t seq, std::chrono::milliseconds timeout) EXCLUDES(cycle_mu_);
 
   DrainStats Stats() const EXCLUDES(stats_mu_);
@@ -144,6 +147,13 @@ class Drainer : public RemoteTier {
   CommittedImageSource* const source_;
   const uint64_t store_id_;
   const DrainOptions options_;
+
+  // When DrainUntil must be done (at unmount): no write starts after it,
+  // so a drain far behind does not hold the unmount for all it has to send.
+  // A steady_clock count, the most there is while no DrainUntil runs. Not
+  // under cycle_mu_: the thread's cycle, which may hold that lock while it
+  // sends a whole store, must see it too.
+  std::atomic<int64_t> send_deadline_{std::numeric_limits<int64_t>::max()};
 
   // One cycle at a time (the thread's, or DrainUntil's on unmount).
   Mutex cycle_mu_ ACQUIRED_BEFORE(stats_mu_, view_mu_);

@@ -1,9 +1,9 @@
 // The Drainer against the real cluster, in cases a mount meets only by
 // chance: what a resumed drain adopts from the published image must be what
 // the segment's current use wrote (a segment handed out again before the
-// first capture still holds its old bytes past that). The store side is a
-// segment held in memory whose incarnation, written ranges and bytes the
-// test sets.
+// first capture still holds its old bytes past that), and a drain given a
+// deadline starts no write after it. The store side is a segment held in
+// memory whose incarnation, written ranges and bytes the test sets.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -126,6 +126,29 @@ TEST(DrainerTest, ASegmentHandedOutAgainIsAdoptedOnlyAsFarAsItsNewUseWrote) {
   ASSERT_TRUE(drainer.ReadRemote(held->object, 0, got.data(), got.size()).ok());
   EXPECT_TRUE(got.compare(0, 2 << 20, old_bytes, 0, 2 << 20) == 0);
   EXPECT_TRUE(got.compare(2 << 20, new_bytes.size(), new_bytes) == 0) << "the image kept the segment's old bytes";
+  drainer.Stop();
+}
+
+TEST(DrainerTest, ADrainPastItsDeadlineStartsNoWriteAndTheNextOneSendsEverything) {
+  const std::string image = CephCluster::UniqueImage("deadline");
+  ScriptedSegment source;
+  const std::string bytes = Bytes(kSegmentBytes, 3);
+  source.Commit(1, {{0, kSegmentBytes}}, 0, bytes);
+  auto opened = OpenDrainer(image, &source);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  Drainer& drainer = **opened;
+  Status late = drainer.DrainUntil(0, std::chrono::milliseconds(0));
+  EXPECT_TRUE(late.IsBusy()) << late.ToString();
+  EXPECT_EQ(drainer.Stats().uploaded_bytes, 0u);
+  EXPECT_FALSE(drainer.Stats().published);
+  // The deadline was that call's alone.
+  ASSERT_TRUE(drainer.DrainUntil(0, std::chrono::seconds(60)).ok());
+  EXPECT_EQ(drainer.Stats().uploaded_bytes, kSegmentBytes);
+  std::optional<RemoteSegment> held = drainer.Published(kSegment, 1);
+  ASSERT_TRUE(held.has_value());
+  std::string got(kSegmentBytes, '\0');
+  ASSERT_TRUE(drainer.ReadRemote(held->object, 0, got.data(), got.size()).ok());
+  EXPECT_TRUE(got == bytes);
   drainer.Stop();
 }
 
