@@ -3,6 +3,7 @@
 // terminal), mounts, daemonizes, serves, and on unmount or SIGTERM writes
 // everything out before exiting 0.
 #include <dirent.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <spdlog/sinks/basic_file_sink.h>
@@ -10,7 +11,9 @@
 #include <spdlog/sinks/syslog_sink.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <csignal>
@@ -72,10 +75,19 @@ ckptfs::Status CheckMountpoint(const char* path, bool allow_nonempty) {
   return ckptfs::Status::Ok();
 }
 
-void SetUpLogging(const ckptfs::MountConfig& config, bool foreground) {
+ckptfs::Status SetUpLogging(const ckptfs::MountConfig& config, bool foreground) {
   std::shared_ptr<spdlog::logger> logger;
   if (!config.log_file.empty()) {
-    logger = spdlog::basic_logger_mt("ckptfs", config.log_file);
+    // Opened here first: spdlog would make missing directories on the way
+    // and throw for anything else.
+    const int fd = ::open(config.log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) return ckptfs::Status::IOError("log_file " + config.log_file, errno);
+    ::close(fd);
+    try {
+      logger = spdlog::basic_logger_mt("ckptfs", config.log_file);
+    } catch (const spdlog::spdlog_ex& e) {
+      return ckptfs::Status::IOError("log_file " + config.log_file + ": " + e.what());
+    }
   } else if (foreground) {
     logger = spdlog::stderr_color_mt("ckptfs");
   } else {
@@ -84,6 +96,7 @@ void SetUpLogging(const ckptfs::MountConfig& config, bool foreground) {
   logger->set_level(spdlog::level::from_str(config.log_level));
   logger->flush_on(spdlog::level::warn);
   spdlog::set_default_logger(logger);
+  return ckptfs::Status::Ok();
 }
 
 // The mount's source (fsname): the store's absolute path, so another
@@ -225,7 +238,10 @@ int main(int argc, char* argv[]) {
     std::fprintf(stderr, "ckptfs: %s\n", mp.ToString().c_str());
     return 1;
   }
-  SetUpLogging(config, opts.foreground);
+  if (ckptfs::Status logging = SetUpLogging(config, opts.foreground); !logging.ok()) {
+    std::fprintf(stderr, "ckptfs: %s\n", logging.ToString().c_str());
+    return 1;
+  }
 
   // The restore cache is locked before any fork, so no other mount can take
   // it between the check and the child that serves.

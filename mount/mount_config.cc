@@ -147,6 +147,12 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
     return Status::Invalid("cannot parse options");
   }
   Status status;
+  // The first option of a cluster, and of a drain, given (take() below
+  // consumes them): checked against the tier once every option is known.
+  const char* cluster_option = raw.ceph_conf ? "ceph_conf" : raw.ceph_id ? "ceph_id"
+                               : raw.rados_timeout ? "rados_timeout" : nullptr;
+  const char* drain_option = raw.drain_write ? "drain_write" : raw.drain_defer ? "drain_defer"
+                             : raw.unmount_drain ? "unmount_drain" : nullptr;
   auto take = [&](char*& field, auto&& apply) {
     if (field && status.ok()) status = apply(field);
     free(field);
@@ -245,8 +251,9 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
   take(raw.ceph_id, [&](const char* v) { config->ceph_id = v; return Status::Ok(); });
   take(raw.rados_timeout, [&](const char* v) -> Status {
     CKPTFS_ASSIGN_OR_RETURN(double seconds, ParseSeconds("rados_timeout", v));
-    if (seconds < 1 || seconds > 3600) {
-      return Status::Invalid(std::string("option rados_timeout=") + v + ": expected 1 to 3600 seconds");
+    // Whole seconds: librados' timeouts take no fraction, and 0 means none.
+    if (seconds < 1 || seconds > 3600 || seconds != static_cast<double>(static_cast<unsigned>(seconds))) {
+      return Status::Invalid(std::string("option rados_timeout=") + v + ": expected whole seconds, 1 to 3600");
     }
     config->rados_timeout_seconds = static_cast<unsigned>(seconds);
     return Status::Ok();
@@ -321,6 +328,18 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
   if (status.ok() && !config->tier.empty() && IsRadosSpec(config->store_path)) {
     status = Status::Invalid("option tier=" + config->tier + " is for a local store; a mount of " +
                              config->store_path + " reads that image itself");
+  }
+  // Options of a tier or of a cluster that none uses: a typo in the tier=
+  // option, or one left out, would otherwise go unnoticed until the node
+  // was lost with nothing drained.
+  if (status.ok() && cluster_option && config->tier.empty() && !IsRadosSpec(config->store_path)) {
+    status = Status::Invalid(std::string("option ") + cluster_option +
+                             "= says how to reach a Ceph cluster, which only -o tier=rados:POOL/NAME or a mount "
+                             "of rados:POOL/NAME uses");
+  }
+  if (status.ok() && drain_option && config->tier.empty()) {
+    status = Status::Invalid(std::string("option ") + drain_option +
+                             "= tunes the drain of -o tier=rados:POOL/NAME, which is not given");
   }
   return status;
 }

@@ -258,13 +258,41 @@ TEST(MountConfig, TheDrainsWriteSizeIsCheckedAndPassedOn) {
   Parsed set = ParseOptions("tier=rados:ckptfs/n1,drain_write=1M");
   ASSERT_TRUE(set.status.ok()) << set.status.ToString();
   EXPECT_EQ(set.config.drain_write_bytes, 1u << 20);
-  EXPECT_EQ(ParseOptions("drain_write=1028K").config.drain_write_bytes, 1028u << 10);
-  EXPECT_EQ(ParseOptions("drain_write=32M").config.drain_write_bytes, 32u << 20);
+  EXPECT_EQ(ParseOptions("tier=rados:ckptfs/n1,drain_write=1028K").config.drain_write_bytes, 1028u << 10);
+  EXPECT_EQ(ParseOptions("tier=rados:ckptfs/n1,drain_write=32M").config.drain_write_bytes, 32u << 20);
   for (const char* bad : {"drain_write=", "drain_write=64K", "drain_write=1023K", "drain_write=33M",
                           "drain_write=1049000", "drain_write=big"}) {
     Parsed p = ParseOptions(bad);
     EXPECT_EQ(p.status.code(), Status::Code::kInvalid) << bad;
     EXPECT_NE(p.status.message().find("option drain_write="), std::string::npos) << p.status.message();
+  }
+}
+
+TEST(MountConfig, OptionsOfATierOrAClusterNeedOneThatUsesThem) {
+  for (const char* option : {"ceph_conf=/etc/ceph/ceph.conf", "ceph_id=node1", "rados_timeout=10"}) {
+    SCOPED_TRACE(option);
+    Parsed p = ParseOptions(option);
+    EXPECT_EQ(p.status.code(), Status::Code::kInvalid);
+    const std::string name = std::string(option).substr(0, std::string(option).find('=') + 1);
+    EXPECT_NE(p.status.message().find("option " + name + " says how to reach a Ceph cluster"), std::string::npos)
+        << p.status.message();
+    EXPECT_TRUE(ParseOptions(std::string("tier=rados:ckptfs/n1,") + option).status.ok());
+    EXPECT_TRUE(Parse({"ckptfs", "rados:ckptfs/job42", "/mnt/ckpt", "-o", option}).status.ok());
+  }
+  for (const char* option : {"drain_write=4M", "drain_defer=0", "unmount_drain=30"}) {
+    SCOPED_TRACE(option);
+    Parsed p = ParseOptions(option);
+    EXPECT_EQ(p.status.code(), Status::Code::kInvalid);
+    EXPECT_NE(p.status.message().find("tunes the drain of -o tier=rados:POOL/NAME, which is not given"),
+              std::string::npos)
+        << p.status.message();
+    EXPECT_TRUE(ParseOptions(std::string("tier=rados:ckptfs/n1,") + option).status.ok());
+  }
+  // librados takes whole seconds, and 0 would mean no timeout at all.
+  for (const char* bad : {"rados_timeout=0.5", "rados_timeout=1.9", "rados_timeout=0", "rados_timeout=3601"}) {
+    Parsed p = ParseOptions(std::string("tier=rados:ckptfs/n1,") + bad);
+    EXPECT_EQ(p.status.code(), Status::Code::kInvalid) << bad;
+    EXPECT_NE(p.status.message().find("expected whole seconds, 1 to 3600"), std::string::npos) << p.status.message();
   }
 }
 
