@@ -37,11 +37,26 @@ Result<std::unique_ptr<FileSystem>> OpenFileSystemOnDevice(std::unique_ptr<Block
   return std::unique_ptr<FileSystem>(std::move(fs));
 }
 
+namespace {
+
+// Whether a store of `size` bytes holds the segments a store needs.
+Status CheckStoreSize(uint64_t size, uint64_t segment_size) {
+  if (size < kDataStart + kMinSegments * segment_size) {
+    return Status::Invalid("store too small: " + std::to_string(size) + " bytes holds fewer than " +
+                           std::to_string(kMinSegments) + " segments of " + std::to_string(segment_size) +
+                           " bytes");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status ValidateFormatOptions(const FormatOptions& options) {
   if (options.segment_size < kMinSegmentSize || options.segment_size > kMaxSegmentSize ||
       options.segment_size % (1 << 20) != 0) {
     return Status::Invalid("segment size must be a multiple of 1 MiB between 2 MiB and 1 GiB");
   }
+  if (options.size != 0) return CheckStoreSize(AlignDown(options.size, kBlockSize), options.segment_size);
   return Status::Ok();
 }
 
@@ -49,11 +64,7 @@ Status FormatDevice(BlockDevice* device, const FormatOptions& options) {
   CKPTFS_RETURN_IF_ERROR(ValidateFormatOptions(options));
   uint64_t size = device->size();
   if (options.size != 0) size = std::min(size, AlignDown(options.size, kBlockSize));
-  if (size < kDataStart + kMinSegments * options.segment_size) {
-    return Status::Invalid("store too small: " + std::to_string(size) + " bytes holds fewer than " +
-                           std::to_string(kMinSegments) + " segments of " +
-                           std::to_string(options.segment_size) + " bytes");
-  }
+  CKPTFS_RETURN_IF_ERROR(CheckStoreSize(size, options.segment_size));
   if (ReadSuperblock(device).ok() && !options.force) {
     return Status::Exists("device already holds a ckptfs store; use --force to overwrite it");
   }

@@ -27,7 +27,8 @@ Result<std::unique_ptr<FileSystem>> OpenFileSystemOnDevice(std::unique_ptr<Block
 // a flush, so a crash mid-format leaves no store that looks valid.
 Status FormatDevice(BlockDevice* device, const FormatOptions& options);
 
-// The checks of `options` that need no device (segment size bounds).
+// The checks of `options` that need no device: the segment size's bounds,
+// and that a given size holds the segments a store needs.
 Status ValidateFormatOptions(const FormatOptions& options);
 
 }  // namespace ckptfs

@@ -152,7 +152,9 @@ TEST_F(CommittedImagesTest, TheImageHoldsTheLogAndTheDataOfTheLastCommit) {
     ASSERT_TRUE(w.ok()) << "file " << i << ": " << w.status().ToString();
     fs->Forget(f->st_ino, 1);  // as the kernel would: only the name keeps it
     ASSERT_TRUE(fs->Sync().ok());
-    if (i > 0) ASSERT_TRUE(fs->Unlink(1, "next" + std::to_string(i - 1)).ok());
+    if (i > 0) {
+      ASSERT_TRUE(fs->Unlink(1, "next" + std::to_string(i - 1)).ok());
+    }
   }
   ASSERT_TRUE(fs->Sync().ok());
   int reused = 0;

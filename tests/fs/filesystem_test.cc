@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
+#include <sys/stat.h>
 #include <sys/xattr.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <random>
 
@@ -76,6 +78,39 @@ class FileSystemTest : public ::testing::Test {
   std::string dir_, store_;
   std::unique_ptr<FileSystem> fs_;
 };
+
+TEST_F(FileSystemTest, AFormatThatFailsLeavesTheFileAsItFoundIt) {
+  auto size_of = [](const std::string& path) -> int64_t {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0 ? st.st_size : -1;
+  };
+  FormatOptions f;
+  f.segment_size = 2 << 20;
+  // Too small for a store: nothing is created.
+  f.size = 4 << 20;
+  EXPECT_EQ(FileSystem::Format(store_, f).code(), Status::Code::kInvalid);
+  EXPECT_EQ(size_of(store_), -1);
+  // Over a store, without force: refused before the file grows.
+  f.size = 32 << 20;
+  ASSERT_TRUE(FileSystem::Format(store_, f).ok());
+  f.size = 64 << 20;
+  Status again = FileSystem::Format(store_, f);
+  EXPECT_EQ(again.code(), Status::Code::kExists) << again.ToString();
+  EXPECT_EQ(size_of(store_), 32 << 20);
+  // A file that cannot grow that far, or be allocated once grown, goes
+  // back to its size.
+  const std::string small = (std::filesystem::path(dir_) / "small").string();
+  {
+    std::FILE* out = std::fopen(small.c_str(), "w");
+    ASSERT_NE(out, nullptr);
+    std::fputs("hello", out);
+    std::fclose(out);
+  }
+  f.size = uint64_t{1} << 50;
+  Status huge = FileSystem::Format(small, f);
+  EXPECT_FALSE(huge.ok());
+  EXPECT_EQ(size_of(small), 5) << huge.ToString();
+}
 
 TEST_F(FileSystemTest, WrittenFilesSurviveRemount) {
   Format(64 << 20);
@@ -201,7 +236,7 @@ TEST_F(FileSystemTest, SpaceOfDeletedFilesIsReused) {
   std::string chunk = Random(4 << 20, 4);
   // Write and delete far more than the store holds.
   for (int round = 0; round < 40; ++round) {
-    std::string name = "f" + std::to_string(round);
+    const std::string name = std::string("f").append(std::to_string(round));
     uint64_t ino = MakeFile(name, chunk);
     ASSERT_NE(ino, 0u);
     fs_->Forget(ino, 1);
