@@ -71,9 +71,15 @@ TEST(Trace, MalformedInputNamesTheLine) {
   EXPECT_EQ(ErrorOf(h + "0 0 write a 0\n"), "line 2: expected 'rank time op path offset length [target]', got 5 fields");
   EXPECT_EQ(ErrorOf(h + "# c\n0 0 explode a 0 1\n"), "line 3: unknown op 'explode'");
   EXPECT_EQ(ErrorOf(h + "-1 0 write a 0 1\n"), "line 2: rank must be an integer in 0..4095, got '-1'");
-  EXPECT_EQ(ErrorOf(h + "0 soon write a 0 1\n"), "line 2: time must be seconds >= 0, got 'soon'");
+  EXPECT_EQ(ErrorOf(h + "0 soon write a 0 1\n"), "line 2: time must be seconds from 0 to 604800, got 'soon'");
+  EXPECT_EQ(ErrorOf(h + "0 inf write a 0 1\n"), "line 2: time must be seconds from 0 to 604800, got 'inf'");
+  EXPECT_EQ(ErrorOf(h + "0 1e300 write a 0 1\n"), "line 2: time must be seconds from 0 to 604800, got '1e300'");
   EXPECT_EQ(ErrorOf(h + "0 0 write a 0x10 1\n"), "line 2: offset must be an unsigned integer, got '0x10'");
   EXPECT_EQ(ErrorOf(h + "0 0 write a 0 -5\n"), "line 2: length must be an unsigned integer, got '-5'");
+  EXPECT_EQ(ErrorOf(h + "0 0 write a 0 9223372036854775807\n"),
+            "line 2: a write of at most 1073741824 bytes, got 9223372036854775807");
+  EXPECT_EQ(ErrorOf(h + "0 0 read a 0 1073741825\n"), "line 2: a read of at most 1073741824 bytes, got 1073741825");
+  EXPECT_EQ(ErrorOf(h + "0 0 create a 18446744073709551615 1\n"), "line 2: offset + length overflows 64 bits");
   EXPECT_EQ(ErrorOf(h + "0 0 write /etc/passwd 0 1\n"), "line 2: path must be relative: /etc/passwd");
   EXPECT_EQ(ErrorOf(h + "0 0 write a/../../x 0 1\n"), "line 2: path must not contain '..': a/../../x");
   EXPECT_EQ(ErrorOf(h + "0 0 rename a 0 0\n"), "line 2: rename needs a target path");

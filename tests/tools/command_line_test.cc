@@ -146,7 +146,11 @@ TEST(ToolCommandLines, BadOptionsExitWithTheUsageCodeAndNameTheOption) {
                         Case{"ckpt-replay", "--workload llama3-405b --plan --ranks 6-8", 2,
                              "--ranks: 6-8 is outside the workload's ranks 0-7"},
                         Case{"ckpt-replay", "--workload llama3-405b --plan --node 2 --nodes 2", 2,
-                             "--node: must be below --nodes 2"}}) {
+                             "--node: must be below --nodes 2"},
+                        Case{"ckpt-replay", "--workload llama3-405b --emit-trace /dev/null --max-write 0", 2,
+                             "--max-write: needs an integer >= 1"},
+                        Case{"ckptfs-tier", "status rados:ckptfs/x --rados-timeout 0.5", 2, "--rados-timeout"},
+                        Case{"ckptfs-tier", "status rados:ckptfs/x --rados-timeout 0", 2, "--rados-timeout"}}) {
     if (!Built(c.tool)) continue;  // ckpt-replay is optional
     SCOPED_TRACE(std::string(c.tool) + " " + c.args);
     Output out = RunTool(std::string(c.tool) + " " + c.args);

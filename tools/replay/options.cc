@@ -145,6 +145,7 @@ void Declare(tools::ToolApp& app, Options& options, Given& given) {
   app.add_option("--max-write", options.burst.max_write, "split tensor writes above this size (default 64M)")
       ->type_name("BYTES")
       ->transform(tools::ByteSize())
+      ->check(IntegerAtLeast(1))
       ->group(run);
   app.add_flag("--no-drop-caches", given.no_drop_caches, "do not drop the page cache before restores")
       ->group(run);

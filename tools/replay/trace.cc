@@ -5,12 +5,19 @@
 #include <charconv>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace ckptfs::replay {
 namespace {
 
 constexpr int kMaxRanks = 4096;
+// One read or write of a trace is one buffer of the replayer: far above any
+// single call a trainer makes, and far below what would exhaust memory.
+constexpr uint64_t kMaxIoBytes = uint64_t{1} << 30;
+// A week: a time past it is a unit mistake, and with --timing a wait that
+// would never end.
+constexpr double kMaxTimeSeconds = 7 * 24 * 3600;
 
 struct OpName {
   TraceOpKind kind;
@@ -167,8 +174,9 @@ Result<Trace> ParseTrace(std::string_view text) {
       return LineError(line_number, "rank must be an integer in 0.." + std::to_string(kMaxRanks - 1) +
                                         ", got '" + std::string(fields[0]) + "'");
     }
-    if (!ParseNumber(fields[1], op.time_s) || !(op.time_s >= 0)) {
-      return LineError(line_number, "time must be seconds >= 0, got '" + std::string(fields[1]) + "'");
+    if (!ParseNumber(fields[1], op.time_s) || !(op.time_s >= 0) || !(op.time_s <= kMaxTimeSeconds)) {
+      return LineError(line_number, "time must be seconds from 0 to " + std::to_string(static_cast<int>(kMaxTimeSeconds)) +
+                                        ", got '" + std::string(fields[1]) + "'");
     }
     bool known = false;
     for (const OpName& name : kOpNames) {
@@ -187,6 +195,13 @@ Result<Trace> ParseTrace(std::string_view text) {
     }
     if (!ParseNumber(fields[5], op.length)) {
       return LineError(line_number, "length must be an unsigned integer, got '" + std::string(fields[5]) + "'");
+    }
+    if ((op.kind == TraceOpKind::kWrite || op.kind == TraceOpKind::kRead) && op.length > kMaxIoBytes) {
+      return LineError(line_number, "a " + std::string(fields[2]) + " of at most " + std::to_string(kMaxIoBytes) +
+                                        " bytes, got " + std::string(fields[5]));
+    }
+    if (op.offset > std::numeric_limits<uint64_t>::max() - op.length) {
+      return LineError(line_number, "offset + length overflows 64 bits");
     }
     if (op.kind == TraceOpKind::kRename) {
       if (fields.size() != 7) return LineError(line_number, "rename needs a target path");

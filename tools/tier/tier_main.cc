@@ -34,7 +34,7 @@ using ckptfs::Status;
 struct Cluster {
   std::string ceph_conf;
   std::string ceph_id;
-  double timeout = 30;
+  unsigned timeout = 30;  // seconds, whole: what librados' timeouts take
 };
 
 Result<nlohmann::json> ReadStats(const std::string& mountpoint) {
@@ -100,7 +100,7 @@ int Wait(const std::string& mountpoint, double timeout) {
 Result<std::unique_ptr<ckptfs::RadosImage>> OpenImage(const std::string& spec, const Cluster& cluster) {
   CKPTFS_ASSIGN_OR_RETURN(ckptfs::RadosTarget target,
                           ckptfs::ParseRadosSpec(spec, cluster.ceph_conf, cluster.ceph_id,
-                                                 static_cast<unsigned>(cluster.timeout)));
+                                                 cluster.timeout));
   return ckptfs::RadosImage::Open(target);
 }
 
@@ -210,8 +210,9 @@ int main(int argc, char** argv) {
   auto add_cluster = [&](CLI::App* sub) {
     sub->add_option("--ceph-conf", cluster.ceph_conf, "the cluster's ceph.conf (default $CEPH_CONF)");
     sub->add_option("--ceph-id", cluster.ceph_id, "RADOS client id without \"client.\" (default admin)");
-    sub->add_option("--rados-timeout", cluster.timeout, "longest wait for a RADOS call, seconds (default 30)")
-        ->check(ckptfs::tools::Seconds(false));
+    // The mount's rados_timeout bounds: 0 would mean no timeout to librados.
+    sub->add_option("--rados-timeout", cluster.timeout, "longest wait for a RADOS call, whole seconds 1-3600 (default 30)")
+        ->check(CLI::Range(1u, 3600u));
   };
   CLI::App* wait = app.add_subcommand("wait", "return once everything committed before the call is in RADOS");
   wait->add_option("MOUNTPOINT", where, "a mount with -o tier=")->required();
