@@ -310,14 +310,22 @@ Status Drainer::CycleLocked() {
   std::set<uint32_t> in_image;
   for (const SegmentImage& s : image.segments) in_image.insert(s.segment);
   for (auto it = known_.begin(); it != known_.end();) {
-    it = in_image.count(it->first) ? std::next(it) : known_.erase(it);
+    if (in_image.count(it->first)) {
+      ++it;
+      continue;
+    }
+    DropUnpublishedLocked(it->first, it->second);
+    it = known_.erase(it);
   }
 
   std::vector<std::vector<Piece>> by_segment;
   uint64_t behind_bytes = 0;
   for (const SegmentImage& s : image.segments) {
     Known& k = known_[s.segment];
-    if (k.object_id == 0 || k.incarnation != s.incarnation) k = Known{s.incarnation, next_object_id_++, {}};
+    if (k.object_id == 0 || k.incarnation != s.incarnation) {
+      if (k.object_id != 0) DropUnpublishedLocked(s.segment, k);
+      k = Known{s.incarnation, next_object_id_++, {}};
+    }
     std::vector<Piece> mine;
     for (const ByteRange& r : Missing(s.ranges, k.chunks)) {
       behind_bytes += r.length;
@@ -343,6 +351,16 @@ Status Drainer::CycleLocked() {
   }
   CKPTFS_RETURN_IF_ERROR(PublishLocked(image));
   return ScanObjectsLocked();
+}
+
+void Drainer::DropUnpublishedLocked(uint32_t segment, const Known& k) {
+  // A published object goes when a manifest no longer names it
+  // (PublishLocked). One no manifest named (chunks sent in a cycle that a
+  // reused segment or an error cut short) would be found only by the next
+  // daemon's listing: it goes the same way now.
+  if (published_.FindObject(k.object_id) != nullptr) return;
+  garbage_.push_back({std::chrono::steady_clock::now() + options_.gc_delay,
+                      ImageManifest::ObjectName(segment, k.object_id)});
 }
 
 Status Drainer::ScanObjectsLocked() {

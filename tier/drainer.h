@@ -126,6 +126,9 @@ class Drainer : public RemoteTier {
   // pool (0.6 s on the test cluster), and the ids need no listing to be
   // safe (see ScanObjectsLocked).
   Status ScanObjectsLocked() REQUIRES(cycle_mu_);
+  // Sends the object of `k`, a segment's entry being dropped, to the
+  // garbage unless the published manifest names it.
+  void DropUnpublishedLocked(uint32_t segment, const Known& k) REQUIRES(cycle_mu_);
   // Makes the previous writer's chunks of segments this store still holds
   // unchanged (checked by CRC) count as sent.
   Status AdoptLocked(const CommittedImage& image) REQUIRES(cycle_mu_);

@@ -2,15 +2,19 @@
 // chance: what a resumed drain adopts from the published image must be what
 // the segment's current use wrote (a segment handed out again before the
 // first capture still holds its old bytes past that), and a drain given a
-// deadline starts no write after it. The store side is a segment held in
-// memory whose incarnation, written ranges and bytes the test sets.
+// deadline starts no write after it, and an object that a cycle cut short
+// sent chunks to, and no manifest named, is removed. The store side is a
+// segment held in memory whose incarnation, written ranges and bytes the
+// test sets.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "ceph_cluster.h"
 #include "drainer.h"
@@ -70,9 +74,23 @@ class ScriptedSegment : public CommittedImageSource {
   Result<bool> ReadSegment(uint32_t segment, uint64_t incarnation, uint64_t offset, void* buf,
                            size_t len) override EXCLUDES(mu_) {
     MutexLock lock(&mu_);
+    if (handout_ && handout_->after_reads-- == 0) {
+      // Handed out again in the middle of the drain's reads.
+      incarnation_ = handout_->incarnation;
+      written_ = {{0, handout_->bytes.size()}};
+      std::memcpy(bytes_.data(), handout_->bytes.data(), handout_->bytes.size());
+      ++commit_lsn_;
+      handout_.reset();
+    }
     if (segment != kSegment || incarnation != incarnation_) return false;
     std::memcpy(buf, bytes_.data() + offset, len);
     return true;
+  }
+  // After `reads` more reads, the segment is handed out again as
+  // `incarnation`, its new use writing `bytes` at its start and committing.
+  void HandOutAgainAfter(int reads, uint64_t incarnation, std::string bytes) EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    handout_ = Handout{reads, incarnation, std::move(bytes)};
   }
   void AttachTier(RemoteTier*) override {}
 
@@ -82,15 +100,39 @@ class ScriptedSegment : public CommittedImageSource {
   uint64_t incarnation_ GUARDED_BY(mu_) = 0;
   std::vector<ByteRange> written_ GUARDED_BY(mu_);
   uint64_t commit_lsn_ GUARDED_BY(mu_) = 0;
+  struct Handout {
+    int after_reads;
+    uint64_t incarnation;
+    std::string bytes;
+  };
+  std::optional<Handout> handout_ GUARDED_BY(mu_);
 };
 
-Result<std::unique_ptr<Drainer>> OpenDrainer(const std::string& image, ScriptedSegment* source) {
+Result<std::unique_ptr<RadosImage>> OpenImage(const std::string& image) {
   CKPTFS_ASSIGN_OR_RETURN(RadosTarget target, ParseRadosSpec("rados:" + std::string(CephCluster::kPool) + "/" +
                                                                  image, CephCluster::Conf(), "", 30));
-  CKPTFS_ASSIGN_OR_RETURN(std::unique_ptr<RadosImage> rados, RadosImage::Open(target));
-  DrainOptions options;
+  return RadosImage::Open(target);
+}
+
+Result<std::unique_ptr<Drainer>> OpenDrainer(const std::string& image, ScriptedSegment* source,
+                                             DrainOptions options = {}) {
+  CKPTFS_ASSIGN_OR_RETURN(std::unique_ptr<RadosImage> rados, OpenImage(image));
   options.busy_bytes_per_second = 0;  // no burst to wait for
   return Drainer::Open(std::move(rados), source, kStoreId, options);
+}
+
+// The image's segment objects ("seg.S.N").
+std::vector<std::string> SegmentObjects(const std::string& image) {
+  auto rados = OpenImage(image);
+  EXPECT_TRUE(rados.ok()) << rados.status().ToString();
+  if (!rados.ok()) return {};
+  auto names = (*rados)->List();
+  EXPECT_TRUE(names.ok()) << names.status().ToString();
+  std::vector<std::string> segments;
+  for (const std::string& name : names.ok() ? *names : std::vector<std::string>{}) {
+    if (name.rfind("seg.", 0) == 0) segments.push_back(name);
+  }
+  return segments;
 }
 
 TEST(DrainerTest, ASegmentHandedOutAgainIsAdoptedOnlyAsFarAsItsNewUseWrote) {
@@ -149,6 +191,34 @@ TEST(DrainerTest, ADrainPastItsDeadlineStartsNoWriteAndTheNextOneSendsEverything
   std::string got(kSegmentBytes, '\0');
   ASSERT_TRUE(drainer.ReadRemote(held->object, 0, got.data(), got.size()).ok());
   EXPECT_TRUE(got == bytes);
+  drainer.Stop();
+}
+
+TEST(DrainerTest, AnObjectSentToButNeverPublishedIsRemovedWithoutWaitingForARestart) {
+  const std::string image = CephCluster::UniqueImage("unpublished");
+  ScriptedSegment source;
+  DrainOptions options;
+  options.gc_delay = std::chrono::seconds(0);
+  auto opened = OpenDrainer(image, &source, options);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  Drainer& drainer = **opened;
+  // A first use, drained and published; the image is listed once then.
+  source.Commit(1, {{0, kSegmentBytes}}, 0, Bytes(kSegmentBytes, 4));
+  ASSERT_TRUE(drainer.DrainUntil(0, std::chrono::seconds(60)).ok());
+  // A second use, handed out again while the drain reads it: its object
+  // gets chunks and is never published.
+  source.Commit(3, {{0, kSegmentBytes}}, 0, Bytes(kSegmentBytes, 5));
+  const std::string last_bytes = Bytes(2 << 20, 6);
+  source.HandOutAgainAfter(2, 4, last_bytes);
+  ASSERT_TRUE(drainer.DrainUntil(0, std::chrono::seconds(60)).ok());
+  EXPECT_GE(drainer.Stats().retries, 1u);
+  // One more cycle collects what the last one let go of.
+  source.Commit(4, {{0, 2 << 20}}, 0, last_bytes);
+  ASSERT_TRUE(drainer.DrainUntil(0, std::chrono::seconds(60)).ok());
+  std::optional<RemoteSegment> held = drainer.Published(kSegment, 4);
+  ASSERT_TRUE(held.has_value());
+  EXPECT_EQ(SegmentObjects(image),
+            (std::vector<std::string>{ImageManifest::ObjectName(kSegment, held->object)}));
   drainer.Stop();
 }
 
