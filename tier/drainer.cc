@@ -199,6 +199,9 @@ void Drainer::Start() {
 }
 
 void Drainer::Stop() {
+  // A cycle the thread is in starts no more writes, so the join below
+  // waits for the writes in flight, not for all the drain is behind.
+  send_deadline_.store(std::numeric_limits<int64_t>::min());
   thread_.Stop();
   MutexLock lock(&cycle_mu_);
   if (stopped_) return;
@@ -355,12 +358,13 @@ Status Drainer::CycleLocked() {
 
 void Drainer::DropUnpublishedLocked(uint32_t segment, const Known& k) {
   // A published object goes when a manifest no longer names it
-  // (PublishLocked). One no manifest named (chunks sent in a cycle that a
-  // reused segment or an error cut short) would be found only by the next
-  // daemon's listing: it goes the same way now.
+  // (PublishLocked). One no manifest we know of named (chunks sent in a
+  // cycle that a reused segment or an error cut short) would be found only
+  // by the next daemon's listing: it goes the same way, with the next
+  // manifest published. Not sooner: a manifest whose write timed out may
+  // still have reached RADOS and name it.
   if (published_.FindObject(k.object_id) != nullptr) return;
-  garbage_.push_back({std::chrono::steady_clock::now() + options_.gc_delay,
-                      ImageManifest::ObjectName(segment, k.object_id)});
+  dropped_unpublished_.push_back(ImageManifest::ObjectName(segment, k.object_id));
 }
 
 Status Drainer::ScanObjectsLocked() {
@@ -394,15 +398,16 @@ Status Drainer::AdoptLocked(const CommittedImage& image) {
   for (const SegmentImage& s : image.segments) {
     const ImageSegment* theirs = published_.Find(s.segment);
     if (!theirs || theirs->chunks.empty()) continue;
-    // Only what the segment's current use has written: a segment handed
-    // out again still holds its older bytes past that, which may match
-    // the image's chunks now and be overwritten later, when no send would
-    // follow for a range the image already covers.
-    std::vector<ImageChunk> chunks;
-    for (const ImageChunk& c : theirs->chunks) {
-      if (Within(s.ranges, c)) chunks.push_back(c);
+    // Only an object whose every chunk lies in what the segment's current
+    // use has written: a segment handed out again still holds its older
+    // bytes past that, which may match the image's chunks now and be
+    // overwritten later, when no send would follow for a range the image
+    // already covers. Nor is part of an object adopted: the rest would be
+    // sent into it, over chunks its published manifest still names.
+    const std::vector<ImageChunk>& chunks = theirs->chunks;
+    if (!std::all_of(chunks.begin(), chunks.end(), [&](const ImageChunk& c) { return Within(s.ranges, c); })) {
+      continue;
     }
-    if (chunks.empty()) continue;
     bool same = true;
     for (const ImageChunk& c : chunks) {
       if (c.length > buf.size() || c.offset % 4096 || c.length % 4096) {
@@ -418,7 +423,7 @@ Status Drainer::AdoptLocked(const CommittedImage& image) {
     }
     if (!same) continue;
     for (const ImageChunk& c : chunks) adopted += c.length;
-    known_[s.segment] = Known{s.incarnation, theirs->object_id, std::move(chunks)};
+    known_[s.segment] = Known{s.incarnation, theirs->object_id, chunks};
   }
   adopted_ = true;
   MutexLock lock(&stats_mu_);
@@ -525,13 +530,13 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, uint64_t segment_by
   };
 
   while (failed.ok() && !*segment_reused) {
+    start_reads();
+    if (reading.empty()) break;
     if (std::chrono::steady_clock::now().time_since_epoch().count() > send_deadline_.load()) {
       failed = Status::Busy(image_->target().ToString() + ": the time to drain ran out with " +
                             std::to_string(pieces.size() - next + reading.size()) + " pieces still to send");
       break;
     }
-    start_reads();
-    if (reading.empty()) break;
     Reading r = std::move(reading.front());
     reading.pop_front();
     Loaded l = r.loaded.get();
@@ -587,6 +592,10 @@ Status Drainer::PublishLocked(const CommittedImage& image) {
   for (const std::string& name : ObjectNames(published_)) {
     if (!named.count(name)) garbage_.push_back({due, name});
   }
+  for (std::string& name : dropped_unpublished_) {
+    if (!named.count(name)) garbage_.push_back({due, std::move(name)});
+  }
+  dropped_unpublished_.clear();
   published_ = std::move(next);
   UpdateViewLocked(&image);
   MutexLock lock(&stats_mu_);

@@ -83,13 +83,14 @@ class Drainer : public RemoteTier {
   ~Drainer() override;
 
   void Start();
-  // Stops the background thread after its cycle and releases the lock.
-  // Final, and idempotent.
+  // Stops the background thread after its cycle (which starts no write
+  // once Stop is called) and releases the lock. Final, and idempotent.
   void Stop() EXCLUDES(cycle_mu_);
   // Runs cycles until the image holds commit `seq` (or the store's commit
   // as of the call, for 0) or `timeout` passes; the cycle's error, or
   // Busy on timeout. No write starts after the timeout, the thread's
-  // included, so it returns within it and the writes then in flight.
+  // included: it returns once the writes then in flight and the cycle's
+  // other RADOS calls (each bounded by rados_timeout) are done.
   Status DrainUntil(uint64_t seq, std::chrono::milliseconds timeout) EXCLUDES(cycle_mu_);
 
   DrainStats Stats() const EXCLUDES(stats_mu_);
@@ -127,7 +128,7 @@ class Drainer : public RemoteTier {
   // safe (see ScanObjectsLocked).
   Status ScanObjectsLocked() REQUIRES(cycle_mu_);
   // Sends the object of `k`, a segment's entry being dropped, to the
-  // garbage unless the published manifest names it.
+  // garbage with the next manifest, unless the published one names it.
   void DropUnpublishedLocked(uint32_t segment, const Known& k) REQUIRES(cycle_mu_);
   // Makes the previous writer's chunks of segments this store still holds
   // unchanged (checked by CRC) count as sent.
@@ -153,9 +154,9 @@ class Drainer : public RemoteTier {
 
   // When DrainUntil must be done (at unmount): no write starts after it,
   // so a drain far behind does not hold the unmount for all it has to send.
-  // A steady_clock count, the most there is while no DrainUntil runs. Not
-  // under cycle_mu_: the thread's cycle, which may hold that lock while it
-  // sends a whole store, must see it too.
+  // A steady_clock count, the most there is while no DrainUntil runs, the
+  // least once Stop is called. Not under cycle_mu_: the thread's cycle,
+  // which may hold that lock while it sends a whole store, must see it too.
   std::atomic<int64_t> send_deadline_{std::numeric_limits<int64_t>::max()};
 
   // One cycle at a time (the thread's, or DrainUntil's on unmount).
@@ -174,6 +175,9 @@ class Drainer : public RemoteTier {
   // Objects to remove once their time comes.
   std::vector<std::pair<std::chrono::steady_clock::time_point, std::string>> garbage_
       GUARDED_BY(cycle_mu_);
+  // Objects sent to and never named by a manifest we published, whose
+  // segments' entries are gone: garbage once the next manifest is out.
+  std::vector<std::string> dropped_unpublished_ GUARDED_BY(cycle_mu_);
 
   // What the last published image holds, for the store's threads.
   struct HeldSegment {

@@ -135,7 +135,7 @@ std::vector<std::string> SegmentObjects(const std::string& image) {
   return segments;
 }
 
-TEST(DrainerTest, ASegmentHandedOutAgainIsAdoptedOnlyAsFarAsItsNewUseWrote) {
+TEST(DrainerTest, AnObjectIsAdoptedOnlyIfTheSegmentsNewUseWroteAllItHolds) {
   const std::string image = CephCluster::UniqueImage("resume");
   const std::string old_bytes = Bytes(kSegmentBytes, 1);
   ScriptedSegment source;
@@ -155,7 +155,9 @@ TEST(DrainerTest, ASegmentHandedOutAgainIsAdoptedOnlyAsFarAsItsNewUseWrote) {
   ASSERT_TRUE(second.ok()) << second.status().ToString();
   Drainer& drainer = **second;
   ASSERT_TRUE(drainer.DrainUntil(0, std::chrono::seconds(60)).ok());
-  EXPECT_EQ(drainer.Stats().adopted_bytes, 2u << 20);
+  // Not the first 2 MiB either: the rest of its object would then be sent
+  // into it, over chunks the published manifest still names.
+  EXPECT_EQ(drainer.Stats().adopted_bytes, 0u);
 
   // Then it writes the rest with new bytes: the image must get them.
   const std::string new_bytes = Bytes(kSegmentBytes - (2 << 20), 2);
