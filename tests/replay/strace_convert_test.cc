@@ -88,6 +88,25 @@ TEST(StraceConvert, StitchesUnfinishedCallsAndTracksPositions) {
   EXPECT_EQ(trace->ops[6].kind, TraceOpKind::kClose);
 }
 
+TEST(StraceConvert, AWriteOverATracesLimitBecomesPiecesThatReplay) {
+  // Linux writes at most 0x7ffff000 bytes a call: two pieces here.
+  const char* log =
+      "100 10:00:00.000000 openat(AT_FDCWD, \"/data/run/big.pt\", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3\n"
+      "100 10:00:00.000100 write(3, \"x\"..., 2147479552) = 2147479552\n"
+      "100 10:00:00.000200 write(3, \"y\", 7) = 7\n";
+  Result<Trace> trace = ConvertStrace(log, {});
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  ASSERT_EQ(trace->ops.size(), 4u);
+  EXPECT_EQ(trace->ops[1].offset, 0u);
+  EXPECT_EQ(trace->ops[1].length, kMaxTraceIoBytes);
+  EXPECT_EQ(trace->ops[2].offset, kMaxTraceIoBytes);
+  EXPECT_EQ(trace->ops[2].length, 2147479552u - kMaxTraceIoBytes);
+  EXPECT_EQ(trace->ops[3].offset, 2147479552u);
+  // And the trace it writes is one the replayer reads.
+  Result<Trace> again = ParseTrace(FormatTrace(*trace));
+  EXPECT_TRUE(again.ok()) << again.status().ToString();
+}
+
 TEST(StraceConvert, ExplicitRootAndPidPrefixFormat) {
   const char* log =
       "10:00:00.000000 mkdir(\"/ckpt/step1\", 0777) = 0\n"

@@ -9,6 +9,7 @@
 
 #include "common/command_line.h"
 #include "rank_range.h"
+#include "trace.h"
 
 namespace ckptfs::replay {
 namespace {
@@ -142,10 +143,12 @@ void Declare(tools::ToolApp& app, Options& options, Given& given) {
       ->type_name("on|off")
       ->group(run);
   app.add_flag("--no-fsync", given.no_fsync, "do not fsync the files")->group(run);
-  app.add_option("--max-write", options.burst.max_write, "split tensor writes above this size (default 64M)")
+  app.add_option("--max-write", options.burst.max_write,
+                 "split tensor writes above this size, 1 to 1G (default 64M)")
       ->type_name("BYTES")
       ->transform(tools::ByteSize())
       ->check(IntegerAtLeast(1))
+      ->check(CLI::Range(uint64_t{1}, kMaxTraceIoBytes))  // what a trace may hold
       ->group(run);
   app.add_flag("--no-drop-caches", given.no_drop_caches, "do not drop the page cache before restores")
       ->group(run);

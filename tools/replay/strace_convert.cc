@@ -324,6 +324,11 @@ class DescriptorTracker {
     };
     auto emit = [&](TraceOpKind kind, std::string path, uint64_t offset, uint64_t length,
                     std::string target = "") {
+      // A write or read over a trace's limit goes as pieces of it, in order.
+      const bool io = kind == TraceOpKind::kWrite || kind == TraceOpKind::kRead;
+      for (; io && length > kMaxTraceIoBytes; offset += kMaxTraceIoBytes, length -= kMaxTraceIoBytes) {
+        out.push_back({r.pid, r.time_s, kind, path, offset, kMaxTraceIoBytes, ""});
+      }
       out.push_back({r.pid, r.time_s, kind, std::move(path), offset, length, std::move(target)});
     };
     const std::string& n = r.name;

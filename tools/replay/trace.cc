@@ -12,9 +12,6 @@ namespace ckptfs::replay {
 namespace {
 
 constexpr int kMaxRanks = 4096;
-// One read or write of a trace is one buffer of the replayer: far above any
-// single call a trainer makes, and far below what would exhaust memory.
-constexpr uint64_t kMaxIoBytes = uint64_t{1} << 30;
 // A week: a time past it is a unit mistake, and with --timing a wait that
 // would never end.
 constexpr double kMaxTimeSeconds = 7 * 24 * 3600;
@@ -196,8 +193,8 @@ Result<Trace> ParseTrace(std::string_view text) {
     if (!ParseNumber(fields[5], op.length)) {
       return LineError(line_number, "length must be an unsigned integer, got '" + std::string(fields[5]) + "'");
     }
-    if ((op.kind == TraceOpKind::kWrite || op.kind == TraceOpKind::kRead) && op.length > kMaxIoBytes) {
-      return LineError(line_number, "a " + std::string(fields[2]) + " of at most " + std::to_string(kMaxIoBytes) +
+    if ((op.kind == TraceOpKind::kWrite || op.kind == TraceOpKind::kRead) && op.length > kMaxTraceIoBytes) {
+      return LineError(line_number, "a " + std::string(fields[2]) + " of at most " + std::to_string(kMaxTraceIoBytes) +
                                         " bytes, got " + std::string(fields[5]));
     }
     if (op.offset > std::numeric_limits<uint64_t>::max() - op.length) {

@@ -20,6 +20,11 @@ namespace ckptfs::replay {
 enum class TraceOpKind { kMkdir, kCreate, kOpenWrite, kOpen, kWrite, kRead, kFsync, kClose, kRename, kUnlink };
 std::string_view TraceOpName(TraceOpKind kind);
 
+// The largest write or read of a trace (one buffer of the replayer): far
+// above any single call a trainer makes, far below what would exhaust
+// memory. Whatever makes traces splits larger ones.
+inline constexpr uint64_t kMaxTraceIoBytes = uint64_t{1} << 30;
+
 struct TraceOp {
   int rank = 0;
   double time_s = 0;  // since the trace's start; only used when replaying with timing
