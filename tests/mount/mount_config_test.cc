@@ -262,9 +262,10 @@ TEST(MountConfig, TheDrainsWriteSizeIsCheckedAndPassedOn) {
   EXPECT_EQ(ParseOptions("tier=rados:ckptfs/n1,drain_write=32M").config.drain_write_bytes, 32u << 20);
   for (const char* bad : {"drain_write=", "drain_write=64K", "drain_write=1023K", "drain_write=33M",
                           "drain_write=1049000", "drain_write=big"}) {
-    Parsed p = ParseOptions(bad);
+    Parsed p = ParseOptions(std::string("tier=rados:ckptfs/n1,") + bad);
     EXPECT_EQ(p.status.code(), Status::Code::kInvalid) << bad;
     EXPECT_NE(p.status.message().find("option drain_write="), std::string::npos) << p.status.message();
+    EXPECT_NE(p.status.message().find("expected a size from 1M to 32M"), std::string::npos) << p.status.message();
   }
 }
 
