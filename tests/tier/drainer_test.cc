@@ -12,12 +12,12 @@
 #include <cstring>
 #include <memory>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "ceph_cluster.h"
 #include "drainer.h"
+#include "file_util.h"
 #include "rados_image.h"
 #include "rados_target.h"
 #include "util/mutex.h"
@@ -26,17 +26,11 @@ namespace ckptfs {
 namespace {
 
 using testing::CephCluster;
+using testing::Random;
 
 constexpr uint64_t kSegmentBytes = 8 << 20;
 constexpr uint32_t kSegment = 1;
 constexpr uint64_t kStoreId = 0x5eed0001;
-
-std::string Bytes(size_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::string s(n, '\0');
-  for (char& c : s) c = static_cast<char>(gen());
-  return s;
-}
 
 // One data segment in memory, as the local store would capture it.
 class ScriptedSegment : public CommittedImageSource {
@@ -137,7 +131,7 @@ std::vector<std::string> SegmentObjects(const std::string& image) {
 
 TEST(DrainerTest, AnObjectIsAdoptedOnlyIfTheSegmentsNewUseWroteAllItHolds) {
   const std::string image = CephCluster::UniqueImage("resume");
-  const std::string old_bytes = Bytes(kSegmentBytes, 1);
+  const std::string old_bytes = Random(kSegmentBytes, 1);
   ScriptedSegment source;
   // The first daemon drains the segment's first use, whole.
   source.Commit(5, {{0, kSegmentBytes}}, 0, old_bytes);
@@ -160,7 +154,7 @@ TEST(DrainerTest, AnObjectIsAdoptedOnlyIfTheSegmentsNewUseWroteAllItHolds) {
   EXPECT_EQ(drainer.Stats().adopted_bytes, 0u);
 
   // Then it writes the rest with new bytes: the image must get them.
-  const std::string new_bytes = Bytes(kSegmentBytes - (2 << 20), 2);
+  const std::string new_bytes = Random(kSegmentBytes - (2 << 20), 2);
   source.Commit(7, {{0, kSegmentBytes}}, 2 << 20, new_bytes);
   ASSERT_TRUE(drainer.DrainUntil(0, std::chrono::seconds(60)).ok());
   std::optional<RemoteSegment> held = drainer.Published(kSegment, 7);
@@ -176,7 +170,7 @@ TEST(DrainerTest, AnObjectIsAdoptedOnlyIfTheSegmentsNewUseWroteAllItHolds) {
 TEST(DrainerTest, ADrainPastItsDeadlineStartsNoWriteAndTheNextOneSendsEverything) {
   const std::string image = CephCluster::UniqueImage("deadline");
   ScriptedSegment source;
-  const std::string bytes = Bytes(kSegmentBytes, 3);
+  const std::string bytes = Random(kSegmentBytes, 3);
   source.Commit(1, {{0, kSegmentBytes}}, 0, bytes);
   auto opened = OpenDrainer(image, &source);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
@@ -205,12 +199,12 @@ TEST(DrainerTest, AnObjectSentToButNeverPublishedIsRemovedWithoutWaitingForARest
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   Drainer& drainer = **opened;
   // A first use, drained and published; the image is listed once then.
-  source.Commit(1, {{0, kSegmentBytes}}, 0, Bytes(kSegmentBytes, 4));
+  source.Commit(1, {{0, kSegmentBytes}}, 0, Random(kSegmentBytes, 4));
   ASSERT_TRUE(drainer.DrainUntil(0, std::chrono::seconds(60)).ok());
   // A second use, handed out again while the drain reads it: its object
   // gets chunks and is never published.
-  source.Commit(3, {{0, kSegmentBytes}}, 0, Bytes(kSegmentBytes, 5));
-  const std::string last_bytes = Bytes(2 << 20, 6);
+  source.Commit(3, {{0, kSegmentBytes}}, 0, Random(kSegmentBytes, 5));
+  const std::string last_bytes = Random(2 << 20, 6);
   source.HandOutAgainAfter(2, 4, last_bytes);
   ASSERT_TRUE(drainer.DrainUntil(0, std::chrono::seconds(60)).ok());
   EXPECT_GE(drainer.Stats().retries, 1u);

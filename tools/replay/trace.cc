@@ -14,7 +14,7 @@ namespace {
 constexpr int kMaxRanks = 4096;
 // A week: a time past it is a unit mistake, and with --timing a wait that
 // would never end.
-constexpr double kMaxTimeSeconds = 7 * 24 * 3600;
+constexpr int kMaxTimeSeconds = 7 * 24 * 3600;
 
 struct OpName {
   TraceOpKind kind;
@@ -172,7 +172,7 @@ Result<Trace> ParseTrace(std::string_view text) {
                                         ", got '" + std::string(fields[0]) + "'");
     }
     if (!ParseNumber(fields[1], op.time_s) || !(op.time_s >= 0) || !(op.time_s <= kMaxTimeSeconds)) {
-      return LineError(line_number, "time must be seconds from 0 to " + std::to_string(static_cast<int>(kMaxTimeSeconds)) +
+      return LineError(line_number, "time must be seconds from 0 to " + std::to_string(kMaxTimeSeconds) +
                                         ", got '" + std::string(fields[1]) + "'");
     }
     bool known = false;

@@ -211,7 +211,8 @@ int main(int argc, char** argv) {
     sub->add_option("--ceph-conf", cluster.ceph_conf, "the cluster's ceph.conf (default $CEPH_CONF)");
     sub->add_option("--ceph-id", cluster.ceph_id, "RADOS client id without \"client.\" (default admin)");
     // The mount's rados_timeout bounds: 0 would mean no timeout to librados.
-    sub->add_option("--rados-timeout", cluster.timeout, "longest wait for a RADOS call, whole seconds 1-3600 (default 30)")
+    sub->add_option("--rados-timeout", cluster.timeout,
+                    "longest wait for a RADOS call, whole seconds 1-3600 (default 30)")
         ->check(CLI::Range(1u, 3600u));
   };
   CLI::App* wait = app.add_subcommand("wait", "return once everything committed before the call is in RADOS");
