@@ -463,9 +463,13 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, uint64_t segment_by
     uint32_t crc;
     size_t buffer;
   };
-  // Declared first, so they outlive every read and write below. Growing
-  // the vector moves the AlignedBuffers, not the memory a read fills.
-  std::vector<AlignedBuffer> buffers;
+  // Declared first, so they outlive every read below; a deque, so that
+  // adding a buffer moves none that a read is filling. A buffer goes back
+  // to free_buffers when its write completes, but is filled again only
+  // once librados has let go of it: a write that timed out may still be
+  // queued to go. Dropping them at the end is safe either way, as librados
+  // frees what it still holds when it is done with it.
+  std::deque<RadosImage::SendBuffer> buffers;
   std::vector<size_t> free_buffers;
   RadosImage::CompletionSignal written_signal;
   std::deque<Reading> reading;
@@ -507,20 +511,22 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, uint64_t segment_by
   auto start_reads = [&]() REQUIRES(cycle_mu_) {
     while (next < pieces.size() && reading.size() < reads_ahead) {
       const Piece p = pieces[next++];
-      if (free_buffers.empty()) {
-        buffers.emplace_back(buffer_bytes, /*zero=*/false);
-        free_buffers.push_back(buffers.size() - 1);
+      auto reusable = std::find_if(free_buffers.begin(), free_buffers.end(),
+                                   [&](size_t b) { return !buffers[b].InUse(); });
+      if (reusable == free_buffers.end()) {
+        buffers.emplace_back(buffer_bytes);
+        reusable = free_buffers.insert(free_buffers.end(), buffers.size() - 1);
       }
-      const size_t b = free_buffers.back();
-      free_buffers.pop_back();
+      const size_t b = *reusable;
+      free_buffers.erase(reusable);
       // CycleLocked set known_ to the image's incarnation of every segment.
       const Known& k = known_[p.segment];
-      char* data = buffers[b].data();
-      auto load = [source = source_, p, incarnation = k.incarnation, data] {
+      RadosImage::SendBuffer* buffer = &buffers[b];
+      auto load = [source = source_, p, incarnation = k.incarnation, buffer] {
         Loaded l;
-        l.unchanged = source->ReadSegment(p.segment, incarnation, p.offset, data, p.length);
+        l.unchanged = source->ReadSegment(p.segment, incarnation, p.offset, buffer->data(), p.length);
         if (l.unchanged.ok() && *l.unchanged) {
-          l.payload.emplace(data, p.length);
+          l.payload.emplace(buffer, p.length);
           l.crc = l.payload->Crc32c();
         }
         return l;

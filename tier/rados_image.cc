@@ -28,12 +28,36 @@ struct RadosImage::Op::State {
   int submit_error = 0;
 };
 
-struct RadosImage::Payload::Buffer {
+struct RadosImage::SendBuffer::Memory {
+  ceph::bufferptr ptr;
+};
+
+RadosImage::SendBuffer::SendBuffer(size_t bytes) : memory_(std::make_unique<Memory>()) {
+  memory_->ptr = ceph::bufferptr(ceph::buffer::create_page_aligned(static_cast<unsigned>(bytes)));
+}
+
+RadosImage::SendBuffer::~SendBuffer() = default;
+RadosImage::SendBuffer::SendBuffer(SendBuffer&&) noexcept = default;
+RadosImage::SendBuffer& RadosImage::SendBuffer::operator=(SendBuffer&&) noexcept = default;
+
+char* RadosImage::SendBuffer::data() { return memory_->ptr.c_str(); }
+
+size_t RadosImage::SendBuffer::size() const { return memory_->ptr.length(); }
+
+bool RadosImage::SendBuffer::InUse() const { return memory_->ptr.raw_nref() > 1; }
+
+struct RadosImage::Payload::Bytes {
   librados::bufferlist bl;
 };
 
-RadosImage::Payload::Payload(const char* data, size_t len) : buffer_(std::make_unique<Buffer>()) {
-  buffer_->bl.push_back(ceph::buffer::create_static(static_cast<unsigned>(len), const_cast<char*>(data)));
+RadosImage::Payload::Payload(SendBuffer* buffer, size_t len) : bytes_(std::make_unique<Bytes>()) {
+  ceph::bufferptr& whole = buffer->memory_->ptr;
+  // The buffer keeps the checksums taken of it (per offset and length) until
+  // told its bytes changed; a zero-length zeroing is that telling, and
+  // nothing more. Without it, the messenger would send the new bytes with
+  // an earlier payload's checksum, and the OSD would refuse them.
+  whole.zero(0, 0, /*crc_reset=*/true);
+  bytes_->bl.push_back(ceph::bufferptr(whole, 0, static_cast<unsigned>(len)));
 }
 
 RadosImage::Payload::~Payload() = default;
@@ -43,7 +67,7 @@ RadosImage::Payload& RadosImage::Payload::operator=(Payload&&) noexcept = defaul
 uint32_t RadosImage::Payload::Crc32c() const {
   // The messenger asks for the raw register seeded with all ones, as
   // crc32c::Value computes it before its final inversion.
-  return ~buffer_->bl.crc32c(~0u);
+  return ~bytes_->bl.crc32c(~0u);
 }
 
 RadosImage::Op::Op(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -142,7 +166,7 @@ std::unique_ptr<RadosImage::Op> RadosImage::StartWrite(const std::string& oid, P
   s->signals = signal != nullptr;
   s->completion = signal ? librados::Rados::aio_create_completion(signal, &CompletionSignal::Notify)
                          : librados::Rados::aio_create_completion();
-  s->bl = std::move(payload.buffer_->bl);
+  s->bl = std::move(payload.bytes_->bl);
   s->len = s->bl.length();
   s->what = "RADOS write of " + target_.ToString() + "/" + oid;
   // BlueStore takes the checksum block from the expected write size.

@@ -41,15 +41,41 @@ class RadosImage {
     std::unique_ptr<State> state_;
   };
 
-  // Bytes on their way to an object, in the buffer librados sends them from
-  // (not a copy: the caller keeps `data` alive until the write's Wait). Its
-  // CRC32C, taken here, stays with that buffer, and librados' messenger,
-  // which checksums every byte it sends, finds it there instead of reading
-  // the bytes a second time: in a drain the two passes were a fifth of the
-  // daemon's CPU (docs/benchmarks.md).
+  // Memory the caller fills and librados sends from, owned by both: each
+  // holds a reference, and the memory goes with the last one. A write's
+  // completion does not mean librados has let go of its bytes: one that
+  // timed out (ETIMEDOUT) may still sit in the messenger's queue and be
+  // sent later, from whatever the buffer holds then. So a caller reuses a
+  // buffer only while it is the only holder (!InUse()), and may drop it at
+  // any time. Page-aligned, so O_DIRECT reads may fill it and the messenger
+  // sends it as it is.
+  class SendBuffer {
+   public:
+    explicit SendBuffer(size_t bytes);
+    ~SendBuffer();
+    SendBuffer(SendBuffer&&) noexcept;
+    SendBuffer& operator=(SendBuffer&&) noexcept;
+    char* data();
+    size_t size() const;
+    // Whether librados (or a Payload not yet handed to it) still holds it.
+    bool InUse() const;
+
+   private:
+    friend class RadosImage;
+    struct Memory;  // librados' buffer
+    std::unique_ptr<Memory> memory_;
+  };
+
+  // The first bytes of a SendBuffer on their way to an object: not a copy.
+  // Its CRC32C, taken here, stays with that buffer, and librados'
+  // messenger, which checksums every byte it sends, finds it there instead
+  // of reading the bytes a second time: in a drain the two passes were a
+  // fifth of the daemon's CPU (docs/benchmarks.md).
   class Payload {
    public:
-    Payload(const char* data, size_t len);
+    // Made once the bytes are in place: a checksum the buffer remembers of
+    // its earlier contents is forgotten here.
+    Payload(SendBuffer* buffer, size_t len);
     ~Payload();
     Payload(Payload&&) noexcept;
     Payload& operator=(Payload&&) noexcept;
@@ -58,8 +84,8 @@ class RadosImage {
 
    private:
     friend class RadosImage;
-    struct Buffer;  // librados' bufferlist over the caller's bytes
-    std::unique_ptr<Buffer> buffer_;
+    struct Bytes;  // librados' bufferlist over the buffer
+    std::unique_ptr<Bytes> bytes_;
   };
 
   // Counts the completions of the operations started with it, so that one

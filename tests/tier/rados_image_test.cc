@@ -1,0 +1,112 @@
+// RadosImage's writes against the real cluster: what a write was sent from
+// stays the write's until librados lets go of it, which for a write that
+// timed out comes after its completion, not with it. The OSDs are frozen
+// (SIGSTOP): they keep their connections and answer nothing, as a hung OSD
+// does, so the client's writes fill the sockets and queue behind them.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/types.h>
+
+#include <cerrno>
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ceph_cluster.h"
+#include "file_util.h"
+#include "rados_image.h"
+#include "rados_target.h"
+
+namespace ckptfs {
+namespace {
+
+using testing::CephCluster;
+using testing::WaitFor;
+
+// Every OSD of the cluster stopped (SIGSTOP) for the object's life, then let
+// go on (SIGCONT), whatever the test's outcome.
+class FrozenOsds {
+ public:
+  FrozenOsds() {
+    std::ifstream count(CephCluster::Dir() + "/osds");
+    int osds = 0;
+    count >> osds;
+    for (int id = 0; id < osds; ++id) {
+      std::ifstream pid_file(CephCluster::Dir() + "/run/osd." + std::to_string(id) + ".pid");
+      pid_t pid = 0;
+      if (pid_file >> pid && pid > 0 && kill(pid, SIGSTOP) == 0) pids_.push_back(pid);
+    }
+    frozen_ = osds > 0 && pids_.size() == static_cast<size_t>(osds);
+  }
+  ~FrozenOsds() {
+    for (pid_t pid : pids_) kill(pid, SIGCONT);
+  }
+  bool frozen() const { return frozen_; }
+
+ private:
+  std::vector<pid_t> pids_;
+  bool frozen_ = false;
+};
+
+Result<std::unique_ptr<RadosImage>> OpenImage(const std::string& image, unsigned timeout_seconds) {
+  CKPTFS_ASSIGN_OR_RETURN(
+      RadosTarget target, ParseRadosSpec("rados:" + std::string(CephCluster::kPool) + "/" + image,
+                                         CephCluster::Conf(), "", timeout_seconds));
+  return RadosImage::Open(target);
+}
+
+TEST(RadosImageTest, AWriteThatTimedOutKeepsItsBufferUntilLibradosLetsGo) {
+  auto rados = OpenImage(CephCluster::UniqueImage("held"), 2);
+  ASSERT_TRUE(rados.ok()) << rados.status().ToString();
+  const RadosImage::WriteOnceHint hint{4 << 20, 64 << 10};
+
+  // A write that arrives: its buffer is the caller's again once it is done.
+  RadosImage::SendBuffer first(4 << 20);
+  std::memset(first.data(), 'a', first.size());
+  ASSERT_TRUE((*rados)->StartWrite("obj.0", RadosImage::Payload(&first, first.size()), 0, hint)->Wait().ok());
+  EXPECT_TRUE(WaitFor([&] { return !first.InUse(); }, 10)) << "librados still holds a buffer written";
+
+  // More than the sockets to the OSDs take: some writes queue in the
+  // messenger when their 2 s run out.
+  constexpr int kWrites = 24;
+  std::vector<RadosImage::SendBuffer> buffers;
+  for (int i = 0; i < kWrites; ++i) {
+    buffers.emplace_back(4 << 20);
+    std::memset(buffers.back().data(), 'b' + i, buffers.back().size());
+  }
+  int timed_out = 0;
+  int held_after_completion = 0;
+  {
+    FrozenOsds frozen;
+    ASSERT_TRUE(frozen.frozen()) << "could not stop the OSDs of " << CephCluster::Dir();
+    std::vector<std::unique_ptr<RadosImage::Op>> writes;
+    for (int i = 0; i < kWrites; ++i) {
+      writes.push_back((*rados)->StartWrite("obj." + std::to_string(i + 1),
+                                            RadosImage::Payload(&buffers[i], buffers[i].size()), 0, hint));
+    }
+    for (auto& w : writes) {
+      auto written = w->Wait();
+      if (!written.ok() && written.status().ToString().find(std::strerror(ETIMEDOUT)) != std::string::npos) {
+        ++timed_out;
+      }
+    }
+    writes.clear();  // every operation is over for the caller
+    for (const RadosImage::SendBuffer& b : buffers) held_after_completion += b.InUse() ? 1 : 0;
+  }
+  EXPECT_EQ(timed_out, kWrites) << "every write must time out while the OSDs are stopped";
+  // What a caller reusing its buffer on completion would have overwritten
+  // while librados was yet to send it.
+  EXPECT_GT(held_after_completion, 0);
+  // Running again, the OSDs take what was queued, and librados lets go.
+  EXPECT_TRUE(WaitFor([&] {
+    for (const RadosImage::SendBuffer& b : buffers) {
+      if (b.InUse()) return false;
+    }
+    return true;
+  }, 120, std::chrono::milliseconds(200)));
+}
+
+}  // namespace
+}  // namespace ckptfs
