@@ -655,11 +655,15 @@ void Drainer::UpdateViewLocked(const CommittedImage* image) {
   view_changed_.NotifyAll();
 }
 
-bool Drainer::WaitForNewerImage(std::chrono::milliseconds timeout) {
+uint64_t Drainer::ImageSeq() {
+  MutexLock lock(&view_mu_);
+  return view_seq_;
+}
+
+bool Drainer::WaitForNewerImage(uint64_t seen, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   MutexLock lock(&view_mu_);
-  const uint64_t seen = view_seq_;
-  while (view_seq_ == seen) {
+  while (view_seq_ <= seen) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return false;
     view_changed_.WaitFor(&view_mu_, deadline - now);

@@ -100,7 +100,8 @@ class Drainer : public RemoteTier {
       EXCLUDES(view_mu_);
   Status ReadRemote(uint64_t object, uint64_t offset, void* buf, size_t len) override
       EXCLUDES(view_mu_);
-  bool WaitForNewerImage(std::chrono::milliseconds timeout) override EXCLUDES(view_mu_);
+  uint64_t ImageSeq() override EXCLUDES(view_mu_);
+  bool WaitForNewerImage(uint64_t seen, std::chrono::milliseconds timeout) override EXCLUDES(view_mu_);
 
   static std::string LockCookie(uint64_t store_id);
 

@@ -31,7 +31,8 @@ class EvictedRunReader : public RemoteTier {
   // Nothing is evicted by a read-only mount.
   std::optional<RemoteSegment> Published(uint32_t, uint64_t) override { return std::nullopt; }
   Status ReadRemote(uint64_t object, uint64_t offset, void* buf, size_t len) override;
-  bool WaitForNewerImage(std::chrono::milliseconds) override { return false; }
+  uint64_t ImageSeq() override { return 0; }
+  bool WaitForNewerImage(uint64_t, std::chrono::milliseconds) override { return false; }
 
  private:
   explicit EvictedRunReader(std::unique_ptr<RadosImageDevice> image) : image_(std::move(image)) {}

@@ -91,11 +91,16 @@ Result<DataLog::Ticket> Cleaner::AppendMakingRoom(const char* data, size_t len, 
     // What this burst wrote reaches an image only once it is committed.
     CKPTFS_RETURN_IF_ERROR(journal_->CommitNow());
     if (!evictor_->active()) break;
-    // Either way, the background pass may have made room meanwhile.
-    (void)evictor_->WaitForTier(std::chrono::seconds(5));
+    // Taken before looking: an image published while this pass looks is
+    // one the wait below must not wait for.
+    const uint64_t image = evictor_->TierImage();
     CKPTFS_ASSIGN_OR_RETURN(size_t evicted, EvictOnce(8));
     evicted_total += evicted;
+    // Either way, the background pass may have made room meanwhile.
     ticket = data_->Append(data, len, kUser, coding, placing_pending);
+    if (evicted == 0 && !ticket.ok() && ticket.status().IsNoSpace()) {
+      (void)evictor_->WaitForTier(image, std::chrono::seconds(5));
+    }
   }
   if (!ticket.ok() && ticket.status().IsNoSpace()) {
     const SegmentUsage u = segments_->Usage();

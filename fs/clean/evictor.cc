@@ -28,11 +28,18 @@ bool Covers(const std::vector<ByteRange>& ranges, uint64_t offset, uint64_t leng
 
 }  // namespace
 
-bool Evictor::WaitForTier(std::chrono::milliseconds timeout) {
+uint64_t Evictor::TierImage() {
+  uint64_t seq = 0;
+  routing_->WithTier([&](RemoteTier* tier) { seq = tier != nullptr ? tier->ImageSeq() : 0; });
+  return seq;
+}
+
+bool Evictor::WaitForTier(uint64_t seen, std::chrono::milliseconds timeout) {
   bool newer = false;
   // Held shared across the wait: the tier is detached only at unmount,
   // when no writer waits any more.
-  routing_->WithTier([&](RemoteTier* tier) { newer = tier != nullptr && tier->WaitForNewerImage(timeout); });
+  routing_->WithTier(
+      [&](RemoteTier* tier) { newer = tier != nullptr && tier->WaitForNewerImage(seen, timeout); });
   return newer;
 }
 

@@ -49,9 +49,13 @@ class Evictor {
   Result<size_t> EvictOnce(size_t max_victims);
   // Whether a tier is attached (evicting can make room at all).
   bool active() const { return routing_->tier() != nullptr; }
-  // Waits up to `timeout` for the tier to publish a newer image (more to
-  // evict); false when it did not, or no tier is attached.
-  bool WaitForTier(std::chrono::milliseconds timeout);
+  // The tier's image count (RemoteTier::ImageSeq), 0 without a tier: taken
+  // before an EvictOnce, for the WaitForTier after it.
+  uint64_t TierImage();
+  // Waits up to `timeout` for the tier to publish an image past the
+  // `seen`th (more to evict); false when it did not, or no tier is
+  // attached.
+  bool WaitForTier(uint64_t seen, std::chrono::milliseconds timeout);
 
   EvictorStats stats() const {
     return {evicted_segments_.load(), evicted_runs_.load(), evicted_bytes_.load()};

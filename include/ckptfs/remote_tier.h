@@ -36,10 +36,15 @@ class RemoteTier {
   // Reads `len` bytes at `offset` of `object`. Thread-safe; bounded in time
   // (an unreachable tier fails the read rather than hanging it).
   virtual Status ReadRemote(uint64_t object, uint64_t offset, void* buf, size_t len) = 0;
-  // Waits until the tier publishes an image newer than the one Published()
-  // answers from now, or `timeout` passes; whether it did. A store that is
-  // full waits here for what it wrote to become evictable.
-  virtual bool WaitForNewerImage(std::chrono::milliseconds timeout) = 0;
+  // Counts the images the tier has published: the one Published() answers
+  // from now is the ImageSeq()th.
+  virtual uint64_t ImageSeq() = 0;
+  // Waits until the tier has published an image past the `seen`th, or
+  // `timeout` passes; whether it has. A store that is full waits here for
+  // what it wrote to become evictable, with the ImageSeq() it took before
+  // it last looked for something to evict: an image published since then
+  // ends the wait at once instead of being missed.
+  virtual bool WaitForNewerImage(uint64_t seen, std::chrono::milliseconds timeout) = 0;
 };
 
 }  // namespace ckptfs

@@ -2,8 +2,9 @@
 // chance: what a resumed drain adopts from the published image must be what
 // the segment's current use wrote (a segment handed out again before the
 // first capture still holds its old bytes past that), and a drain given a
-// deadline starts no write after it, and an object that a cycle cut short
-// sent chunks to, and no manifest named, is removed. The store side is a
+// deadline starts no write after it, an object that a cycle cut short
+// sent chunks to, and no manifest named, is removed, and a wait for a newer
+// image misses none published before it began. The store side is a
 // segment held in memory whose incarnation, written ranges and bytes the
 // test sets.
 #include <gtest/gtest.h>
@@ -215,6 +216,26 @@ TEST(DrainerTest, AnObjectSentToButNeverPublishedIsRemovedWithoutWaitingForARest
   ASSERT_TRUE(held.has_value());
   EXPECT_EQ(SegmentObjects(image),
             (std::vector<std::string>{ImageManifest::ObjectName(kSegment, held->object)}));
+  drainer.Stop();
+}
+
+TEST(DrainerTest, AWaitForANewerImageEndsAtOnceForOnePublishedSinceItsCountWasTaken) {
+  const std::string image = CephCluster::UniqueImage("newer");
+  ScriptedSegment source;
+  auto opened = OpenDrainer(image, &source);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  Drainer& drainer = **opened;
+  const uint64_t seen = drainer.ImageSeq();
+  EXPECT_FALSE(drainer.WaitForNewerImage(seen, std::chrono::milliseconds(50)));
+  // Published between the count and the wait, as it can be while a full
+  // store looks for something to evict.
+  source.Commit(1, {{0, 2 << 20}}, 0, Random(2 << 20, 7));
+  ASSERT_TRUE(drainer.DrainUntil(0, std::chrono::seconds(60)).ok());
+  ASSERT_GT(drainer.ImageSeq(), seen);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(drainer.WaitForNewerImage(seen, std::chrono::seconds(30)));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  EXPECT_FALSE(drainer.WaitForNewerImage(drainer.ImageSeq(), std::chrono::milliseconds(50)));
   drainer.Stop();
 }
 
