@@ -6,7 +6,6 @@
 // A mount reports its drain through the root's stats xattr (ckptfs-stat);
 // an image is read straight from RADOS.
 #include <fcntl.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/command_line.h"
+#include "common/mount_stats.h"
 #include "format/superblock.h"
 #include "image_manifest.h"
 #include "rados_image.h"
@@ -37,15 +37,9 @@ struct Cluster {
   unsigned timeout = 30;  // seconds, whole: what librados' timeouts take
 };
 
+// The mount's stats, which must have a tier's.
 Result<nlohmann::json> ReadStats(const std::string& mountpoint) {
-  std::string text(1 << 16, '\0');
-  ssize_t n = getxattr(mountpoint.c_str(), "user.ckptfs.stats.json", text.data(), text.size());
-  if (n < 0) {
-    return Status::IOError(mountpoint + " is not a ckptfs mount (reading its stats)", errno);
-  }
-  text.resize(static_cast<size_t>(n));
-  auto stats = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!stats.is_object()) return Status::Corruption(mountpoint + ": the daemon's stats are not JSON");
+  CKPTFS_ASSIGN_OR_RETURN(nlohmann::json stats, ckptfs::tools::ReadMountStats(mountpoint));
   if (!stats.contains("tier")) {
     return Status::Invalid(mountpoint +
                            " does not drain to RADOS (mounted without -o tier=rados:POOL/NAME, or read-only)");
