@@ -71,6 +71,34 @@ TEST(Options, UsageErrorsSayWhatIsWrong) {
   EXPECT_EQ(error({"--trace", "t"}), "--trace needs --dir DIR");
   EXPECT_EQ(error({"--from-strace", "s"}), "--from-strace needs --emit-trace FILE");
   EXPECT_EQ(error({"--trace", "t", "--workload", "llama3-8b"}), "--workload, --trace and --from-strace exclude each other");
+  EXPECT_EQ(error({"--workload", "llama3-8b", "--plan", "--no-fsync", "--fsync", "on"}),
+            "--no-fsync and --fsync on exclude each other");
+  EXPECT_EQ(error({"--workload", "llama3-8b", "--plan", "--strace-root", "/x"}), "--strace-root applies to --from-strace");
+}
+
+TEST(Options, ATraceReplayOrAnStraceConversionRefusesAWorkloadsOptions) {
+  auto error = [](std::vector<std::string_view> args) {
+    Result<Options> options = ParseOptions(args);
+    EXPECT_FALSE(options.ok());
+    return options.ok() ? std::string() : options.status().message();
+  };
+  // A trace holds its own files, sizes and fsyncs: these would be ignored.
+  EXPECT_EQ(error({"--trace", "t", "--dir", "d", "--tp", "8"}), "--tp does not apply to --trace");
+  EXPECT_EQ(error({"--trace", "t", "--dir", "d", "--checkpoints", "2"}), "--checkpoints does not apply to --trace");
+  EXPECT_EQ(error({"--trace", "t", "--dir", "d", "--no-fsync"}), "--no-fsync does not apply to --trace");
+  EXPECT_EQ(error({"--trace", "t", "--dir", "d", "--emit-trace", "u"}), "--emit-trace does not apply to --trace");
+  EXPECT_EQ(error({"--from-strace", "s", "--emit-trace", "t", "--dir", "d"}), "--dir does not apply to --from-strace");
+  EXPECT_EQ(error({"--from-strace", "s", "--emit-trace", "t", "--verify"}),
+            "--verify does not apply to --from-strace");
+  // What each does use.
+  Result<Options> replay =
+      Parse({"--trace", "t", "--dir", "d", "--timing", "--verify", "--payload", "zeros", "--json", "--quiet"});
+  ASSERT_TRUE(replay.ok()) << replay.status().ToString();
+  EXPECT_EQ(replay->mode, Mode::kReplayTrace);
+  EXPECT_EQ(replay->spec.payload, PayloadKind::kZeros);
+  Result<Options> convert = Parse({"--from-strace", "s", "--emit-trace", "t", "--strace-root", "/r"});
+  ASSERT_TRUE(convert.ok()) << convert.status().ToString();
+  EXPECT_EQ(convert->mode, Mode::kConvertStrace);
 }
 
 TEST(Options, RestoreModeAndRestoreOnly) {

@@ -3,6 +3,7 @@
 // command line relative to --workload does not matter.
 #include "options.h"
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
 #include <utility>
@@ -69,7 +70,7 @@ constexpr const char* kSynopsis = R"(usage:
   ckpt-replay --workload NAME --dir DIR --restore-only [--restore-mode read|mmap] [options]
   ckpt-replay --workload NAME --emit-trace FILE [--checkpoints N] [--restore] [options]
   (the --workload modes above run a share of the ranks with --ranks A-B or --node I --nodes N)
-  ckpt-replay --trace FILE --dir DIR [--timing] [--verify] [--json FILE]
+  ckpt-replay --trace FILE --dir DIR [--timing] [--verify] [--payload KIND] [--json FILE]
   ckpt-replay --from-strace STRACE_LOG --emit-trace FILE [--strace-root DIR]
   ckpt-replay --list-workloads | --help
 )";
@@ -216,6 +217,19 @@ Result<std::optional<RankRange>> ChosenRanks(const Given& given, int world_size)
   return std::optional<RankRange>(NodeRanks(node, nodes, world_size));
 }
 
+// The first option on the command line that is not among those `mode`
+// uses, for the usage error that names it; empty when there is none. A
+// trace replay or an strace conversion given a workload's options would
+// otherwise run without them and never say so.
+std::string FirstUnused(const CLI::App& app, std::initializer_list<std::string_view> uses) {
+  for (const CLI::Option* option : app.get_options()) {
+    if (option->count() == 0) continue;
+    const std::string name = option->get_name();
+    if (std::find(uses.begin(), uses.end(), name) == uses.end()) return name;
+  }
+  return "";
+}
+
 void ApplyOverrides(const Given& given, WorkloadSpec& spec) {
   auto set = [](auto& field, const auto& value) {
     if (value) field = *value;
@@ -289,16 +303,27 @@ Result<Options> ParseOptions(std::span<const std::string_view> args) {
 
   if (!options.strace_path.empty()) {
     if (options.emit_trace_path.empty()) return UsageError("--from-strace needs --emit-trace FILE");
+    if (std::string unused = FirstUnused(app, {"--from-strace", "--emit-trace", "--strace-root", "--quiet"});
+        !unused.empty()) {
+      return UsageError(unused + " does not apply to --from-strace");
+    }
     options.mode = Mode::kConvertStrace;
     return options;
   }
   if (!options.trace_path.empty()) {
     if (options.burst.dir.empty()) return UsageError("--trace needs --dir DIR");
+    if (std::string unused =
+            FirstUnused(app, {"--trace", "--dir", "--timing", "--verify", "--payload", "--json", "--quiet"});
+        !unused.empty()) {
+      return UsageError(unused + " does not apply to --trace");
+    }
     options.mode = Mode::kReplayTrace;
     if (given.payload) options.spec.payload = *given.payload;
     return options;
   }
   if (options.timing || options.verify) return UsageError("--timing and --verify apply to --trace");
+  if (!options.strace_root.empty()) return UsageError("--strace-root applies to --from-strace");
+  if (given.no_fsync && given.fsync.value_or(false)) return UsageError("--no-fsync and --fsync on exclude each other");
   CKPTFS_ASSIGN_OR_RETURN(options.spec, FindPreset(given.workload));
   if (given.no_fsync) options.spec.fsync = false;
   ApplyOverrides(given, options.spec);
