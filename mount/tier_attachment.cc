@@ -3,6 +3,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "format/superblock.h"
 
 namespace ckptfs {
@@ -26,6 +28,13 @@ Result<std::unique_ptr<TierAttachment>> TierAttachment::CheckReader(const RadosT
 }
 
 TierAttachment::~TierAttachment() {
+  {
+    MutexLock lock(&mu_);
+    finishing_ = true;
+    finishing_changed_.NotifyAll();
+  }
+  if (retrier_.joinable()) retrier_.join();
+  MutexLock lock(&mu_);
   if (drainer_) source_->AttachTier(nullptr);
   if (reader_) fs_->ReadEvictedRunsFrom(nullptr);
 }
@@ -42,13 +51,60 @@ Status TierAttachment::Start() {
     spdlog::info("reading the runs the store evicted from {}", target_.ToString());
     return Status::Ok();
   }
-  CKPTFS_ASSIGN_OR_RETURN(drainer_, Connect());
-  drainer_->Start();
+  if (TryToAttach()) return Status::Ok();
+  retrier_ = std::thread([this] { RetryAttach(); });
+  MutexLock lock(&mu_);
+  return Status::IOError("connecting to " + target_.ToString() + " failed (" + connect_error_ +
+                         "); retrying in the background, the store serves meanwhile");
+}
+
+bool TierAttachment::TryToAttach() {
+  // Outside mu_, as is all that follows but the bookkeeping: connecting
+  // takes up to the RADOS timeout, and Stats must answer meanwhile. Finish
+  // joins the retrier before it looks at drainer_, so no two run this.
+  auto connected = Connect();
+  bool finishing = false;
+  {
+    MutexLock lock(&mu_);
+    if (!connected.ok()) {
+      ++failed_connects_;
+      connect_error_ = connected.status().ToString();
+      return false;
+    }
+    finishing = finishing_;
+  }
+  std::unique_ptr<Drainer> drainer = std::move(connected).value();
+  if (finishing) {
+    drainer->Stop();  // the unmount came first: release the lock at once
+    return true;
+  }
+  drainer->Start();
   // From now on the device is a cache of the image: runs evicted earlier
   // read from it, and published segments may be evicted.
-  source_->AttachTier(drainer_.get());
+  source_->AttachTier(drainer.get());
   spdlog::info("draining to {}", target_.ToString());
-  return Status::Ok();
+  MutexLock lock(&mu_);
+  drainer_ = std::move(drainer);
+  return true;
+}
+
+void TierAttachment::RetryAttach() {
+  std::chrono::milliseconds backoff{0};
+  for (;;) {
+    backoff = std::min(options_.max_backoff, std::max(2 * backoff, std::chrono::milliseconds(500)));
+    {
+      MutexLock lock(&mu_);
+      const auto until = std::chrono::steady_clock::now() + backoff;
+      while (!finishing_ && std::chrono::steady_clock::now() < until) {
+        finishing_changed_.WaitFor(&mu_, until - std::chrono::steady_clock::now());
+      }
+      if (finishing_) return;
+    }
+    if (TryToAttach()) return;
+    MutexLock lock(&mu_);
+    spdlog::warn("connecting to {} failed again ({}); retrying in {} ms", target_.ToString(), connect_error_,
+                 std::min(options_.max_backoff, 2 * backoff).count());
+  }
 }
 
 Status TierAttachment::Finish(std::chrono::milliseconds timeout) {
@@ -56,10 +112,27 @@ Status TierAttachment::Finish(std::chrono::milliseconds timeout) {
     fs_->ReadEvictedRunsFrom(nullptr);
     reader_.reset();
   }
-  if (!drainer_) return Status::Ok();
-  Status s = drainer_->DrainUntil(0, timeout);
+  {
+    MutexLock lock(&mu_);
+    finishing_ = true;
+    finishing_changed_.NotifyAll();
+  }
+  if (retrier_.joinable()) retrier_.join();
+  // Nothing sets drainer_ from here on: it is this thread's to use.
+  Drainer* drainer = nullptr;
+  {
+    MutexLock lock(&mu_);
+    drainer = drainer_.get();
+    if (!drainer) {
+      if (failed_connects_ == 0) return Status::Ok();
+      spdlog::warn("{} never connected ({}); the next mount of the store sends what it lacks",
+                   target_.ToString(), connect_error_);
+      return Status::IOError("never connected to " + target_.ToString() + ": " + connect_error_);
+    }
+  }
+  Status s = drainer->DrainUntil(0, timeout);
   source_->AttachTier(nullptr);
-  drainer_->Stop();
+  drainer->Stop();
   if (s.ok()) {
     spdlog::info("{} holds the store's last commit", target_.ToString());
   } else {
@@ -70,8 +143,16 @@ Status TierAttachment::Finish(std::chrono::milliseconds timeout) {
 }
 
 std::optional<DrainStats> TierAttachment::Stats() const {
-  if (!drainer_) return std::nullopt;
-  return drainer_->Stats();
+  MutexLock lock(&mu_);
+  if (drainer_) return drainer_->Stats();
+  if (!source_ || failed_connects_ == 0) return std::nullopt;
+  DrainStats s;
+  s.target = target_.ToString();
+  s.committed_lsn = source_->CommittedLsn();
+  s.errors = failed_connects_;
+  s.retries = failed_connects_ - 1;
+  s.last_error = "not connected: " + connect_error_;
+  return s;
 }
 
 }  // namespace ckptfs

@@ -6,9 +6,13 @@
 // missing pool, another writer or another store's image stops the mount
 // with a message on the terminal; it then lets go. Start, after the fork,
 // connects again, runs the Drainer and attaches it to the store as its
-// RemoteTier (the device becomes a cache of the image). Finish, at unmount, gives the drain
-// a bounded time to send the last commit (what it cannot send, the next
-// mount of the store sends: nothing is lost locally).
+// RemoteTier (the device becomes a cache of the image). That second connect
+// can fail where the first succeeded (the cluster went away in between):
+// it is then retried in the background, with backoff, and the stats say
+// why the drain has not begun, rather than the mount never draining.
+// Finish, at unmount, gives the drain a bounded time to send the last
+// commit (what it cannot send, the next mount of the store sends: nothing
+// is lost locally).
 //
 // A read-only mount drains nothing: with -o tier= it only reads the runs
 // the store evicted to the image (EvictedRunReader). CheckReader checks the
@@ -18,12 +22,15 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <string>
+#include <thread>
 
 #include "ckptfs/filesystem.h"
 #include "drain_stats.h"
 #include "drainer.h"
 #include "evicted_run_reader.h"
 #include "rados_target.h"
+#include "util/mutex.h"
 
 namespace ckptfs {
 
@@ -35,26 +42,44 @@ class TierAttachment {
   static Result<std::unique_ptr<TierAttachment>> CheckReader(const RadosTarget& target, FileSystem* fs);
   ~TierAttachment();
 
-  // Connects again (after the fork) and starts draining, or reading.
-  Status Start();
+  // Connects again (after the fork) and starts draining, or reading. A
+  // drain that cannot connect now is retried in the background until it
+  // can or Finish: the error is returned (to log) and kept in Stats.
+  Status Start() EXCLUDES(mu_);
   // After the store's last commit: drains until RADOS holds it or `timeout`
-  // passes, then stops and releases the lock.
-  Status Finish(std::chrono::milliseconds timeout);
-  std::optional<DrainStats> Stats() const;
+  // passes, then stops and releases the lock. A connect the retrier has in
+  // progress is waited for first (the RADOS timeout bounds it).
+  Status Finish(std::chrono::milliseconds timeout) EXCLUDES(mu_);
+  // The drain's figures; before it has connected, the store's commit, the
+  // failed connects (errors, retries) and why.
+  std::optional<DrainStats> Stats() const EXCLUDES(mu_);
 
  private:
   TierAttachment(const RadosTarget& target, const DrainOptions& options, FileSystem* fs,
                  CommittedImageSource* source, uint64_t store_id)
       : target_(target), options_(options), fs_(fs), source_(source), store_id_(store_id) {}
   Result<std::unique_ptr<Drainer>> Connect() const;
+  // Connects, starts the drain and attaches it; false (the error kept) when
+  // the connect failed.
+  bool TryToAttach() EXCLUDES(mu_);
+  // The background retries of TryToAttach, until one succeeds or Finish.
+  void RetryAttach() EXCLUDES(mu_);
 
   const RadosTarget target_;
   const DrainOptions options_;
   FileSystem* const fs_;
   CommittedImageSource* const source_;  // null: a reader's, which drains nothing
   const uint64_t store_id_;
-  std::unique_ptr<Drainer> drainer_;  // set by Start; the FUSE threads read Stats
   std::unique_ptr<EvictedRunReader> reader_;  // set by Start when source_ is null
+
+  // The FUSE threads read Stats while the retrier may set drainer_.
+  mutable Mutex mu_;
+  CondVar finishing_changed_;
+  bool finishing_ GUARDED_BY(mu_) = false;
+  std::unique_ptr<Drainer> drainer_ GUARDED_BY(mu_);  // once connected
+  uint64_t failed_connects_ GUARDED_BY(mu_) = 0;
+  std::string connect_error_ GUARDED_BY(mu_);  // the last failed connect's
+  std::thread retrier_;  // runs RetryAttach; joined by Finish and the destructor
 };
 
 }  // namespace ckptfs

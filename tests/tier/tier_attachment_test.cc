@@ -1,0 +1,103 @@
+// TierAttachment, the daemon's end of the tier, against the real cluster and
+// a real store: the daemon checks the cluster before it forks and connects
+// again after, and the cluster can go away in between. The drain must then
+// begin once the cluster is back, not never, and say meanwhile why it has
+// not.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "ceph_cluster.h"
+#include "ckptfs/filesystem.h"
+#include "file_util.h"
+#include "rados_target.h"
+#include "temp_dir.h"
+#include "tier_attachment.h"
+
+namespace ckptfs {
+namespace {
+
+using testing::CephCluster;
+using testing::Random;
+using testing::TempDir;
+using testing::WaitFor;
+
+// Stops the cluster; starts it again at the latest when it goes, so that a
+// failed test leaves it running for the next.
+class ClusterOutage {
+ public:
+  ClusterOutage() : stopped_(CephCluster::Script("stop") == 0) {}
+  ~ClusterOutage() { (void)End(); }
+  bool stopped() const { return stopped_; }
+  int End() {
+    if (!stopped_) return 0;
+    stopped_ = false;
+    return CephCluster::Script("start");
+  }
+
+ private:
+  bool stopped_;
+};
+
+TEST(TierAttachmentTest, ADrainThatCannotConnectAfterItsCheckRetriesUntilTheClusterIsBack) {
+  TempDir dir("ckptfs-attach");
+  const std::string store = dir.path() + "/store.img";
+  FormatOptions format;
+  format.size = 256 << 20;
+  format.segment_size = 2 << 20;
+  ASSERT_TRUE(FileSystem::Format(store, format).ok());
+  MountOptions mount;
+  mount.track_committed_images = true;
+  auto fs = FileSystem::Open(store, mount);
+  ASSERT_TRUE(fs.ok()) << fs.status().ToString();
+  (*fs)->Start();
+
+  auto target = ParseRadosSpec("rados:" + std::string(CephCluster::kPool) + "/" +
+                                   CephCluster::UniqueImage("attach"),
+                               CephCluster::Conf(), "", 5);
+  ASSERT_TRUE(target.ok()) << target.status().ToString();
+  DrainOptions options;
+  options.busy_bytes_per_second = 0;  // nothing to hold back for
+  auto attachment = TierAttachment::Check(*target, options, fs->get());
+  ASSERT_TRUE(attachment.ok()) << attachment.status().ToString();
+  TierAttachment& tier = **attachment;
+
+  // The store takes a checkpoint while the drain cannot start.
+  auto file = (*fs)->Create(1, "shard.pt", 0644, 0, 0);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  const std::string bytes = Random(8 << 20, 11);
+  {
+    ClusterOutage outage;
+    ASSERT_TRUE(outage.stopped()) << "see " << CephCluster::Dir() << "/tests.log";
+    Status started = tier.Start();
+    EXPECT_FALSE(started.ok());
+    EXPECT_NE(started.ToString().find("retrying in the background"), std::string::npos) << started.ToString();
+    ASSERT_TRUE((*fs)->Write(file->st_ino, 0, bytes.data(), bytes.size()).ok());
+    ASSERT_TRUE((*fs)->Sync().ok());
+    std::optional<DrainStats> waiting = tier.Stats();
+    ASSERT_TRUE(waiting.has_value()) << "a mount with a tier must say where its drain stands";
+    EXPECT_GE(waiting->errors, 1u);
+    EXPECT_NE(waiting->last_error.find("not connected"), std::string::npos) << waiting->last_error;
+    EXPECT_FALSE(waiting->published);
+    EXPECT_GT(waiting->committed_lsn, waiting->drained_lsn);
+    ASSERT_EQ(outage.End(), 0) << "see " << CephCluster::Dir() << "/tests.log";
+  }
+
+  // Back: the retries connect and the drain sends the checkpoint.
+  auto drained = [&] {
+    std::optional<DrainStats> s = tier.Stats();
+    return s && s->published && s->drained_lsn >= s->committed_lsn && s->committed_lsn > 0;
+  };
+  EXPECT_TRUE(WaitFor(drained, 180, std::chrono::milliseconds(200)));
+  std::optional<DrainStats> after = tier.Stats();
+  ASSERT_TRUE(after.has_value());
+  EXPECT_GE(after->uploaded_bytes, bytes.size());
+  EXPECT_TRUE(after->last_error.empty()) << after->last_error;
+  ASSERT_TRUE((*fs)->Close().ok());
+  EXPECT_TRUE(tier.Finish(std::chrono::seconds(60)).ok());
+}
+
+}  // namespace
+}  // namespace ckptfs
