@@ -86,12 +86,14 @@ Result<size_t> Evictor::EvictOnce(size_t max_victims) {
     WriterLock lock(journal_->mu());
     for (const MappedRun& run : runs) {
       const uint32_t segment = segments_->SegmentOf(run.phys.addr);
-      const Victim& v = victims[segment];
+      Victim& v = victims[segment];
+      // A run no file maps any more keeps nothing here.
+      if (!v.held_whole || !journal_->ns().StillMaps(run)) continue;
       // The incarnation cannot change while the file maps the run (the
-      // segment is live), but check both: a re-used segment's bytes are not
-      // the tier's.
-      if (!v.held_whole || !journal_->ns().StillMaps(run) ||
-          tracking_->Incarnation(segment) != v.incarnation) {
+      // segment is live), but check it: a re-used segment's bytes are not
+      // the tier's, and the segment stays.
+      if (tracking_->Incarnation(segment) != v.incarnation) {
+        v.held_whole = false;
         continue;
       }
       PhysicalExtent remote = run.phys;
@@ -102,6 +104,7 @@ Result<size_t> Evictor::EvictOnce(size_t max_victims) {
       ++repointed;
     }
   }
+  // What was given up: segments none of whose runs stayed local.
   size_t evicted = 0;
   uint64_t bytes = 0;
   for (const auto& [segment, v] : victims) {
