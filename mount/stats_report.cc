@@ -117,7 +117,8 @@ std::vector<Field> TierFields(const DrainStats& t) {
           {"objects_removed", t.objects_removed},
           {"errors", t.errors},
           {"retries", t.retries},
-          {"deferred_ms", t.deferred_ms}};
+          {"deferred_ms", t.deferred_ms},
+          {"fenced", t.fenced ? 1u : 0u}};
 }
 
 // A JSON string literal of `s`.

@@ -23,6 +23,7 @@ struct DrainStats {
   uint64_t errors = 0;           // failed drain cycles
   uint64_t retries = 0;          // cycles restarted (after an error, or a segment reused mid-cycle)
   uint64_t deferred_ms = 0;      // time spent holding back for a burst
+  bool fenced = false;           // fenced off the cluster by a takeover: drains no more
   std::string last_error;        // empty once a cycle succeeds
 };
 

@@ -206,6 +206,7 @@ void Drainer::Stop() {
   MutexLock lock(&cycle_mu_);
   if (stopped_) return;
   stopped_ = true;
+  if (image_->Fenced()) return;  // the lock is not ours any more, nor is any call
   Status s = image_->Unlock(ImageManifest::kLockObject, ImageManifest::kLockName, LockCookie(store_id_));
   if (!s.ok()) spdlog::warn("{}: releasing the writer lock: {}", image_->target().ToString(), s.ToString());
 }
@@ -244,6 +245,9 @@ bool Drainer::DeferForBurstLocked() {
 
 void Drainer::Tick() {
   MutexLock lock(&cycle_mu_);
+  // Fenced by a takeover: the image is another writer's now, and no call
+  // of this client will ever succeed again.
+  if (image_->Fenced()) return;
   if (DeferForBurstLocked()) return;
   if (std::chrono::steady_clock::now() < retry_at_) return;
   Status s = CycleLocked();
@@ -252,6 +256,12 @@ void Drainer::Tick() {
     return;
   }
   NoteError(s);
+  if (image_->Fenced()) {
+    spdlog::error("{}: {}; this mount drains no more (the store keeps everything; a new mount of it "
+                  "drains again if the image is still its)",
+                  image_->target().ToString(), s.ToString());
+    return;
+  }
   backoff_ = std::min(options_.max_backoff, std::max(2 * backoff_, std::chrono::milliseconds(200)));
   retry_at_ = std::chrono::steady_clock::now() + backoff_;
   spdlog::warn("{}: drain cycle failed, retrying in {} ms: {}", image_->target().ToString(),
@@ -278,9 +288,11 @@ Status Drainer::DrainUntil(uint64_t seq, std::chrono::milliseconds timeout) {
     {
       MutexLock lock(&cycle_mu_);
       if (published_.publish_seq != 0 && published_.commit_lsn >= seq) return Status::Ok();
+      if (image_->Fenced()) return Status::IOError(image_->target().ToString() + ": fenced off the cluster");
       last = CycleLocked();
       if (!last.ok()) NoteError(last);
       if (published_.publish_seq != 0 && published_.commit_lsn >= seq) return Status::Ok();
+      if (image_->Fenced()) return last;
     }
     if (std::chrono::steady_clock::now() >= deadline) {
       return last.ok() ? Status::Busy(image_->target().ToString() + " still behind the store after " +
@@ -702,6 +714,7 @@ DrainStats Drainer::Stats() const {
   DrainStats s = stats_;
   // Live, so that a caller who just committed sees its own commit counted.
   s.committed_lsn = source_->CommittedLsn();
+  s.fenced = image_->Fenced();
   const bool behind = !s.published || s.drained_lsn < s.committed_lsn;
   s.behind_ms = behind && behind_ ? std::chrono::duration_cast<std::chrono::milliseconds>(
                                         std::chrono::steady_clock::now() - behind_since_).count()

@@ -3,10 +3,27 @@
 
 #include <rados/librados.hpp>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
 namespace ckptfs {
+namespace {
+
+// librados' EBLOCKLISTED: the cluster refuses everything this client sends
+// (`ceph osd blocklist`), for good; a new client gets a new address.
+constexpr int kBlocklisted = ESHUTDOWN;
+
+// A call's failure (ret < 0, from librados); a fenced client is noted in
+// `fenced` and told as such.
+Status FailedCall(const std::string& what, int ret, std::atomic<bool>* fenced) {
+  if (ret != -kBlocklisted) return Status::IOError(what, -ret);
+  fenced->store(true);
+  return Status::IOError(what + ": this client is fenced off the cluster (blocklisted, as `ckptfs-tier "
+                                "takeover` does to a writer it takes an image from)");
+}
+
+}  // namespace
 
 struct RadosImage::Connection {
   librados::Rados rados;
@@ -26,6 +43,7 @@ struct RadosImage::Op::State {
   bool waited = false;
   bool signals = false;  // started with a CompletionSignal
   int submit_error = 0;
+  std::atomic<bool>* fenced = nullptr;  // the image's: set on EBLOCKLISTED
 };
 
 struct RadosImage::SendBuffer::Memory {
@@ -91,7 +109,7 @@ Result<size_t> RadosImage::Op::Wait() {
     }
     ret = s.completion->get_return_value();
   }
-  if (ret < 0) return Status::IOError(s.what, -ret);
+  if (ret < 0) return FailedCall(s.what, ret, s.fenced);
   if (!s.read_into) return s.len;
   const size_t n = std::min<size_t>(s.bl.length(), s.len);
   s.bl.begin().copy(static_cast<unsigned>(n), s.read_into);
@@ -156,7 +174,7 @@ RadosImage::RadosImage(const RadosTarget& target, std::unique_ptr<Connection> co
 RadosImage::~RadosImage() = default;
 
 Status RadosImage::Error(const std::string& what, const std::string& oid, int ret) const {
-  return Status::IOError(what + " " + target_.ToString() + "/" + oid, -ret);
+  return FailedCall(what + " " + target_.ToString() + "/" + oid, ret, &fenced_);
 }
 
 std::unique_ptr<RadosImage::Op> RadosImage::StartWrite(const std::string& oid, Payload payload,
@@ -164,6 +182,7 @@ std::unique_ptr<RadosImage::Op> RadosImage::StartWrite(const std::string& oid, P
                                                        CompletionSignal* signal) {
   auto s = std::make_unique<Op::State>();
   s->signals = signal != nullptr;
+  s->fenced = &fenced_;
   s->completion = signal ? librados::Rados::aio_create_completion(signal, &CompletionSignal::Notify)
                          : librados::Rados::aio_create_completion();
   s->bl = std::move(payload.bytes_->bl);
@@ -184,6 +203,7 @@ std::unique_ptr<RadosImage::Op> RadosImage::StartRead(const std::string& oid, ch
                                                       uint64_t offset) {
   auto s = std::make_unique<Op::State>();
   s->completion = librados::Rados::aio_create_completion();
+  s->fenced = &fenced_;
   s->len = len;
   s->read_into = buf;
   s->what = "RADOS read of " + target_.ToString() + "/" + oid;
@@ -269,6 +289,20 @@ Result<std::vector<RadosImage::Locker>> RadosImage::Lockers(const std::string& o
 Status RadosImage::BreakLock(const std::string& oid, const std::string& name, const Locker& locker) {
   const int ret = connection_->io.break_lock(oid, name, locker.client, locker.cookie);
   return ret < 0 && ret != -ENOENT ? Error("RADOS break_lock of", oid, ret) : Status::Ok();
+}
+
+Status RadosImage::Fence(const Locker& locker) {
+  int ret = connection_->rados.blocklist_add(locker.address, 0);
+  if (ret == -EACCES || ret == -EPERM) {
+    return Status::Permission("fencing " + locker.client + " at " + locker.address + ": the cluster refuses `osd "
+                              "blocklist` to this client (" + std::strerror(-ret) + ")");
+  }
+  if (ret < 0) return Status::IOError("fencing " + locker.client + " at " + locker.address, -ret);
+  // Then this client's next calls carry the map that holds the fence, and
+  // OSDs serve them only once they have it too.
+  ret = connection_->rados.wait_for_latest_osdmap();
+  if (ret < 0) return Status::IOError("fetching the OSD map after fencing " + locker.client, -ret);
+  return Status::Ok();
 }
 
 }  // namespace ckptfs

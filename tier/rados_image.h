@@ -8,6 +8,7 @@
 // (ETIMEDOUT) that the caller retries. Thread-safe, as librados is.
 #pragma once
 
+#include <atomic>
 #include <list>
 #include <memory>
 #include <string>
@@ -156,6 +157,14 @@ class RadosImage {
   Status Unlock(const std::string& oid, const std::string& name, const std::string& cookie);
   Result<std::vector<Locker>> Lockers(const std::string& oid, const std::string& name);
   Status BreakLock(const std::string& oid, const std::string& name, const Locker& locker);
+  // Fences a lock holder off the cluster (`ceph osd blocklist add`, for the
+  // cluster's default time, an hour): from then on the OSDs refuse all it
+  // sends, so a writer taken for dead cannot write on after its lock is
+  // broken. Permission when this client may not blocklist.
+  Status Fence(const Locker& locker);
+  // Whether this client has found itself fenced off: every call fails from
+  // then on.
+  bool Fenced() const { return fenced_.load(); }
 
  private:
   struct Connection;  // librados' cluster handle and the pool's I/O context
@@ -164,6 +173,7 @@ class RadosImage {
 
   const RadosTarget target_;
   const std::unique_ptr<Connection> connection_;
+  mutable std::atomic<bool> fenced_{false};  // a call failed with EBLOCKLISTED
 };
 
 }  // namespace ckptfs

@@ -1,9 +1,11 @@
 // The RADOS tier through real mounts on a real Ceph cluster (CephCluster):
 // drain and wait, a daemon killed mid-drain, the local store lost and the
-// image mounted from RADOS, a second writer refused, an unreachable cluster,
-// and two nodes draining at once with a third restoring both.
+// image mounted from RADOS, a second writer refused, a hung writer fenced
+// off by a takeover, an unreachable cluster, and two nodes draining at once
+// with a third restoring both.
 #include <gtest/gtest.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -689,6 +691,58 @@ TEST_F(TierTest, ASecondWriterIsRefusedAndTakeoverBreaksADeadWritersLock) {
   ASSERT_TRUE(first.Mount(TierOptions(image))) << first.log();
   EXPECT_EQ(Wait(first), 0);
   EXPECT_EQ(first.Unmount(), 0);
+}
+
+TEST_F(TierTest, TakeoverFencesAWriterThatWasOnlyHungSoItWritesTheImageNoMore) {
+  const std::string image = Image("fenced");
+  MountedStore node;
+  ASSERT_EQ(node.Format("1G"), 0);
+  std::vector<std::string> options = TierOptions(image);
+  options.push_back("unmount_drain=5");
+  ASSERT_TRUE(node.Mount(options)) << node.log();
+  Files files = WriteCheckpoint(node, "step1", 4 << 20, 51);
+  ASSERT_EQ(Wait(node), 0) << node.log();
+
+  // The writer hangs, looks dead, and the operator takes its image over.
+  ASSERT_EQ(kill(node.daemon_pid(), SIGSTOP), 0);
+  CommandOutput out = Capture(Tool() + " takeover " + Spec(image) + " --ceph-conf " + CephCluster::Conf());
+  kill(node.daemon_pid(), SIGCONT);
+  EXPECT_EQ(out.rc, 0) << out.out;
+  EXPECT_NE(out.out.find("fenced client."), std::string::npos) << out.out;
+  EXPECT_NE(out.out.find("broke the lock"), std::string::npos) << out.out;
+
+  // It wakes up and takes another checkpoint: kept locally, never drained.
+  Files more = WriteCheckpoint(node, "step2", 4 << 20, 52);
+  EXPECT_NE(Wait(node, 30), 0) << "a fenced writer's drain must not reach RADOS";
+  // Its drain learns why: at once, or after a call that timed out while
+  // the OSDs dropped what it sent.
+  std::string status;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        status = Capture(Tool() + " status --json " + Q(node.mountpoint())).out;
+        return status.find("fenced off the cluster") != std::string::npos;
+      },
+      90, std::chrono::milliseconds(500)))
+      << status;
+  EXPECT_EQ(TierFigure(node, "fenced"), 1u);
+  // Then a wait says so at once instead of waiting out its time.
+  const auto asked = std::chrono::steady_clock::now();
+  EXPECT_NE(Wait(node, 60), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, std::chrono::seconds(30));
+  ExpectFiles(node, more);
+  EXPECT_EQ(node.Unmount(), 0) << node.log();
+
+  // The image is what it held when it was taken over.
+  MountedStore elsewhere;
+  ASSERT_TRUE(elsewhere.MountFrom(Spec(image), {"ceph_conf=" + CephCluster::Conf()})) << elsewhere.log();
+  ExpectFiles(elsewhere, files);
+  EXPECT_NE(access(elsewhere.Path("step2").c_str(), F_OK), 0);
+  EXPECT_EQ(elsewhere.Unmount(), 0) << elsewhere.log();
+  // A new daemon of the store is a new client: it drains again.
+  ASSERT_TRUE(node.Mount(options)) << node.log();
+  EXPECT_EQ(Wait(node), 0) << node.log();
+  EXPECT_EQ(node.Unmount(), 0) << node.log();
+  EXPECT_EQ(CephCluster::Ceph("osd blocklist clear"), 0);
 }
 
 TEST_F(TierTest, AnUnreachableClusterOrAMissingPoolFailsTheMountWithTheReason) {

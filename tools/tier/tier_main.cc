@@ -2,7 +2,8 @@
 //   wait MNT [--timeout S]      returns 0 once everything committed before the
 //                               call is in the mount's RADOS image
 //   status MNT | rados:POOL/NAME   how far the drain is, or what an image holds
-//   takeover rados:POOL/NAME    breaks a dead writer's lock on the image
+//   takeover rados:POOL/NAME    fences the image's writer off the cluster and
+//                               breaks its lock, so another may write it
 // A mount reports its drain through the root's stats xattr (ckptfs-stat);
 // an image is read straight from RADOS.
 #include <fcntl.h>
@@ -72,6 +73,13 @@ int Wait(const std::string& mountpoint, double timeout) {
                   (*stats)["tier_target"].get<std::string>().c_str(), target,
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       return 0;
+    }
+    if (TierField(*stats, "fenced")) {
+      std::fprintf(stderr,
+                   "ckptfs-tier: %s: RADOS does not hold commit %" PRIu64 ", and never will from this mount: "
+                   "its writer was fenced off the cluster by a takeover (%s)\n",
+                   mountpoint.c_str(), target, (*stats).value("tier_last_error", std::string()).c_str());
+      return 1;
     }
     if (timeout > 0 && std::chrono::steady_clock::now() - start > std::chrono::duration<double>(timeout)) {
       const std::string error = (*stats).value("tier_last_error", std::string());
@@ -167,7 +175,7 @@ int MountStatus(const std::string& mountpoint, bool json) {
   return 0;
 }
 
-int Takeover(const std::string& spec, const Cluster& cluster) {
+int Takeover(const std::string& spec, const Cluster& cluster, bool fence) {
   auto image = OpenImage(spec, cluster);
   if (!image.ok()) {
     std::fprintf(stderr, "ckptfs-tier: %s\n", image.status().ToString().c_str());
@@ -183,6 +191,20 @@ int Takeover(const std::string& spec, const Cluster& cluster) {
     return 0;
   }
   for (const auto& l : *lockers) {
+    // Fenced first: a writer that only looked dead (hung, cut off) must
+    // not write on once another has the image.
+    if (fence) {
+      Status fenced = (*image)->Fence(l);
+      if (!fenced.ok()) {
+        std::fprintf(stderr,
+                     "ckptfs-tier: %s; the lock stays. Use a client id that may blocklist (--ceph-id), or "
+                     "--no-fence if that writer is surely dead\n",
+                     fenced.ToString().c_str());
+        return 1;
+      }
+      std::printf("%s: fenced %s at %s off the cluster (blocklisted for the cluster's default time)\n",
+                  spec.c_str(), l.client.c_str(), l.address.c_str());
+    }
     Status s = (*image)->BreakLock(ckptfs::ImageManifest::kLockObject, ckptfs::ImageManifest::kLockName, l);
     if (!s.ok()) {
       std::fprintf(stderr, "ckptfs-tier: %s\n", s.ToString().c_str());
@@ -221,8 +243,12 @@ int main(int argc, char** argv) {
   status->add_flag("-j,--json", json, "machine-readable");
   add_cluster(status);
   CLI::App* takeover = app.add_subcommand(
-      "takeover", "break the writer lock of an image whose writer is dead, so another may write it");
+      "takeover", "fence the writer of an image off the cluster and break its lock, so another may write it");
   takeover->add_option("IMAGE", where, "rados:POOL/NAME")->required();
+  bool no_fence = false;
+  takeover->add_flag("--no-fence", no_fence,
+                     "break the lock without blocklisting its holder (a client that may not blocklist; only "
+                     "when that writer is surely dead)");
   add_cluster(takeover);
   if (auto code = ckptfs::tools::ParseCommandLine(app, argc, argv, 2)) return *code;
 
@@ -230,5 +256,5 @@ int main(int argc, char** argv) {
   if (status->parsed()) {
     return ckptfs::IsRadosSpec(where) ? ImageStatus(where, cluster, json) : MountStatus(where, json);
   }
-  return Takeover(where, cluster);
+  return Takeover(where, cluster, !no_fence);
 }
