@@ -637,7 +637,7 @@ void Drainer::CollectGarbageLocked(bool all_due) {
     Status s = image_->Remove(it->second);
     if (!s.ok()) {
       spdlog::warn("{}: removing {}: {} (will retry)", image_->target().ToString(), it->second, s.ToString());
-      return;
+      break;  // the rest next time; what went before still counts
     }
     ++removed;
     it = garbage_.erase(it);
