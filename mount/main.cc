@@ -99,13 +99,6 @@ ckptfs::Status SetUpLogging(const ckptfs::MountConfig& config, bool foreground) 
   return ckptfs::Status::Ok();
 }
 
-// The mount's source (fsname): the store's absolute path, so another
-// mount of the same store can find this one in mountinfo.
-std::string MountSource(const std::string& store) {
-  char resolved[PATH_MAX];
-  return std::string("ckptfs:") + (realpath(store.c_str(), resolved) ? resolved : store.c_str());
-}
-
 // Why a mount (read-only if `read_only`) cannot share `store` with the
 // mount of it that is up. A store has one writer or any number of readers:
 // a writer reuses the segments a reader of an older state would read.
@@ -170,7 +163,7 @@ ckptfs::Result<std::unique_ptr<ckptfs::FileSystem>> OpenStore(const ckptfs::Moun
       [&] { return ckptfs::FileSystem::Open(store, config.mount); },
       std::chrono::duration<double>(config.busy_wait_seconds),
       [&](const ckptfs::Status& busy) {
-        if (auto up = ckptfs::MountOfSource(MountSource(store))) {
+        if (auto up = ckptfs::MountOfSource(ckptfs::MountSource(store))) {
           return RefuseBeside(store, config.mount.read_only, *up);
         }
         const auto holder = ckptfs::FlockHolder(store);
@@ -291,7 +284,7 @@ int main(int argc, char* argv[]) {
     tier = std::move(checked).value();
   }
 
-  std::string fsname = "-ofsname=" + MountSource(config.store_path);
+  std::string fsname = "-ofsname=" + ckptfs::MountSource(config.store_path);
   fuse_opt_add_arg(&args, "-odefault_permissions");
   fuse_opt_add_arg(&args, fsname.c_str());
   fuse_opt_add_arg(&args, "-osubtype=ckptfs");

@@ -1,4 +1,4 @@
-// MountDeviceAt and MountOfSource: lines of /proc/self/mountinfo, as
+// MountDeviceAt, MountSource and MountOfSource: lines of /proc/self/mountinfo, as
 // "ID PARENT MAJ:MIN ROOT POINT OPTIONS [TAGS...] - FSTYPE SOURCE SUPEROPTIONS".
 #include "mountinfo.h"
 
@@ -39,6 +39,11 @@ std::optional<std::string> MountDeviceAt(const std::string& path) {
     if (Unescape(point) == resolved) device = dev;  // later lines are mounted on top
   }
   return device;
+}
+
+std::string MountSource(const std::string& store) {
+  char resolved[PATH_MAX];
+  return std::string("ckptfs:") + (realpath(store.c_str(), resolved) ? resolved : store.c_str());
 }
 
 std::optional<SourceMount> MountOfSource(const std::string& source) {

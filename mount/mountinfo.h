@@ -11,6 +11,10 @@ namespace ckptfs {
 // (resolved with realpath), or nothing if no mount sits exactly there.
 std::optional<std::string> MountDeviceAt(const std::string& path);
 
+// The source (fsname) a daemon mounts the store at `store` under:
+// "ckptfs:" and the store's real path, so any name of it finds its mount.
+std::string MountSource(const std::string& store);
+
 // A mount whose source (fsname) is `source`: where, and whether read-only.
 struct SourceMount {
   std::string point;

@@ -1,9 +1,12 @@
 // Mounting a store right after unmounting it, as scripts, fstab remounts and
 // systemd restarts do: fusermount3 -u returns before the daemon has flushed
 // and released the store, and the next mount must wait for it, not fail.
+// A store that stays mounted is refused at once instead, by a mount and by
+// fsck alike.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <string>
 
 #include "file_util.h"
@@ -54,6 +57,21 @@ TEST(RemountTest, AStoreMountedElsewhereIsRefusedAtOnce) {
   EXPECT_NE(out.out.find("mounted on " + store.mountpoint()), std::string::npos) << out.out;
   EXPECT_EQ(out.out.find("waiting"), std::string::npos) << out.out;
   EXPECT_EQ(store.Unmount(), 0) << store.log();
+}
+
+TEST(RemountTest, FsckOfAStoreMountedReadWriteIsRefusedAtOnceNamingTheMount) {
+  MountedStore store;
+  ASSERT_EQ(store.Format("256M"), 0);
+  ASSERT_TRUE(store.Mount()) << store.log();
+  const auto start = std::chrono::steady_clock::now();
+  CommandOutput fsck = Capture(Bin("ckptfs-fsck") + " --wait 60 " + store.store() + " 2>&1");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30)) << "fsck waited for a mount";
+  EXPECT_NE(fsck.rc, 0) << fsck.out;
+  EXPECT_NE(fsck.out.find("mounted on " + store.mountpoint()), std::string::npos) << fsck.out;
+  EXPECT_EQ(fsck.out.find("waiting"), std::string::npos) << fsck.out;
+  EXPECT_EQ(store.Unmount(), 0) << store.log();
+  fsck = Capture(Bin("ckptfs-fsck") + " --wait 60 " + store.store() + " 2>&1");
+  EXPECT_EQ(fsck.rc, 0) << fsck.out;
 }
 
 }  // namespace

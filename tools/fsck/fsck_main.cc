@@ -9,6 +9,7 @@
 #include "ckptfs/version.h"
 #include "common/command_line.h"
 #include "io/block_device.h"
+#include "mountinfo.h"
 #include "rados_image_device.h"
 #include "rados_target.h"
 #include "util/busy_retry.h"
@@ -38,6 +39,13 @@ ckptfs::Result<ckptfs::CheckReport> Check(const std::string& path, double wait_s
   auto device = ckptfs::RetryWhileBusy(
       [&] { return ckptfs::OpenDevice(path, options); }, std::chrono::duration<double>(wait_seconds),
       [&](const ckptfs::Status&) {
+        // A mount that is up holds the store for as long as it stays up:
+        // no use waiting for it.
+        if (auto up = ckptfs::MountOfSource(ckptfs::MountSource(path))) {
+          return ckptfs::Status::Busy(path + " is mounted on " + up->point +
+                                      ", and its daemon writes it: fsck checks a store no daemon writes (unmount "
+                                      "it first, or mount it read-only)");
+        }
         std::fprintf(stderr, "ckptfs-fsck: %s is in use; waiting up to %.0f s for it\n",
                      path.c_str(), wait_seconds);
         return ckptfs::Status::Ok();
