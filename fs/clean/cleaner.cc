@@ -98,7 +98,10 @@ Result<DataLog::Ticket> Cleaner::AppendMakingRoom(const char* data, size_t len, 
     evicted_total += evicted;
     // Either way, the background pass may have made room meanwhile.
     ticket = data_->Append(data, len, kUser, coding, placing_pending);
-    if (evicted == 0 && !ticket.ok() && ticket.status().IsNoSpace()) {
+    // Then wait, even after evicting: what was given up frees once the
+    // reads still using it end, and evicting more meanwhile would empty
+    // the cache of what restores are reading.
+    if (!ticket.ok() && ticket.status().IsNoSpace()) {
       (void)evictor_->WaitForTier(image, std::chrono::seconds(5));
     }
   }
