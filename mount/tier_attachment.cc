@@ -52,8 +52,9 @@ Status TierAttachment::Start() {
     return Status::Ok();
   }
   if (TryToAttach()) return Status::Ok();
-  retrier_ = std::thread([this] { RetryAttach(); });
   MutexLock lock(&mu_);
+  if (gave_up_) return Status::IOError("connecting to " + target_.ToString() + " failed: " + connect_error_);
+  retrier_ = std::thread([this] { RetryAttach(); });
   return Status::IOError("connecting to " + target_.ToString() + " failed (" + connect_error_ +
                          "); retrying in the background, the store serves meanwhile");
 }
@@ -61,23 +62,20 @@ Status TierAttachment::Start() {
 bool TierAttachment::TryToAttach() {
   // Outside mu_, as is all that follows but the bookkeeping: connecting
   // takes up to the RADOS timeout, and Stats must answer meanwhile. Finish
-  // joins the retrier before it looks at drainer_, so no two run this.
+  // joins the retrier before it looks at drainer_, so no two run this, and
+  // a drain connected while the unmount waits is Finish's to use.
   auto connected = Connect();
-  bool finishing = false;
-  {
+  if (!connected.ok()) {
     MutexLock lock(&mu_);
-    if (!connected.ok()) {
-      ++failed_connects_;
-      connect_error_ = connected.status().ToString();
-      return false;
-    }
-    finishing = finishing_;
+    ++failed_connects_;
+    connect_error_ = connected.status().ToString();
+    // Only what may pass is worth trying again: not another store's
+    // image, a missing pool, or a client the cluster refuses.
+    const Status& s = connected.status();
+    gave_up_ = !s.IsIOError() && !s.IsBusy();
+    return false;
   }
   std::unique_ptr<Drainer> drainer = std::move(connected).value();
-  if (finishing) {
-    drainer->Stop();  // the unmount came first: release the lock at once
-    return true;
-  }
   drainer->Start();
   // From now on the device is a cache of the image: runs evicted earlier
   // read from it, and published segments may be evicted.
@@ -102,6 +100,11 @@ void TierAttachment::RetryAttach() {
     }
     if (TryToAttach()) return;
     MutexLock lock(&mu_);
+    if (gave_up_) {
+      spdlog::error("not draining to {}: {}; retrying would not help, remount once it is fixed",
+                    target_.ToString(), connect_error_);
+      return;
+    }
     spdlog::warn("connecting to {} failed again ({}); retrying in {} ms", target_.ToString(), connect_error_,
                  std::min(options_.max_backoff, 2 * backoff).count());
   }

@@ -8,8 +8,9 @@
 // connects again, runs the Drainer and attaches it to the store as its
 // RemoteTier (the device becomes a cache of the image). That second connect
 // can fail where the first succeeded (the cluster went away in between):
-// it is then retried in the background, with backoff, and the stats say
-// why the drain has not begun, rather than the mount never draining.
+// a drain's is then retried in the background, with backoff, while the
+// failure may pass (an I/O error or timeout, a lock held), and the stats
+// say why the drain has not begun, rather than the mount never draining.
 // Finish, at unmount, gives the drain a bounded time to send the last
 // commit (what it cannot send, the next mount of the store sends: nothing
 // is lost locally).
@@ -48,7 +49,8 @@ class TierAttachment {
   Status Start() EXCLUDES(mu_);
   // After the store's last commit: drains until RADOS holds it or `timeout`
   // passes, then stops and releases the lock. A connect the retrier has in
-  // progress is waited for first (the RADOS timeout bounds it).
+  // progress is waited for first: each of its RADOS calls (connect, lock,
+  // manifest read) is bounded by the RADOS timeout, not by `timeout`.
   Status Finish(std::chrono::milliseconds timeout) EXCLUDES(mu_);
   // The drain's figures; before it has connected, the store's commit, the
   // failed connects (errors, retries) and why.
@@ -62,7 +64,8 @@ class TierAttachment {
   // Connects, starts the drain and attaches it; false (the error kept) when
   // the connect failed.
   bool TryToAttach() EXCLUDES(mu_);
-  // The background retries of TryToAttach, until one succeeds or Finish.
+  // The background retries of TryToAttach, until one succeeds, fails for
+  // good, or Finish.
   void RetryAttach() EXCLUDES(mu_);
 
   const RadosTarget target_;
@@ -79,6 +82,7 @@ class TierAttachment {
   std::unique_ptr<Drainer> drainer_ GUARDED_BY(mu_);  // once connected
   uint64_t failed_connects_ GUARDED_BY(mu_) = 0;
   std::string connect_error_ GUARDED_BY(mu_);  // the last failed connect's
+  bool gave_up_ GUARDED_BY(mu_) = false;  // that failure will not pass by itself
   std::thread retrier_;  // runs RetryAttach; joined by Finish and the destructor
 };
 
