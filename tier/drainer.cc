@@ -140,7 +140,19 @@ Result<std::unique_ptr<Drainer>> Drainer::Open(std::unique_ptr<RadosImage> image
                           ". If that writer is dead, `ckptfs-tier takeover " + name +
                           "` breaks its lock.");
     }
-    for (const auto& l : lockers) CKPTFS_RETURN_IF_ERROR(image->BreakLock(ImageManifest::kLockObject, ImageManifest::kLockName, l));
+    for (const auto& l : lockers) {
+      // The flock proves the holder dead only where it is one host's lock
+      // (a local disk); a store on shared storage may have a predecessor
+      // that is only hung, elsewhere. So it is fenced first, as a takeover
+      // does, where this client may.
+      Status fenced = image->Fence(l);
+      if (fenced.code() == Status::Code::kPermission) {
+        spdlog::warn("{}: not fencing the earlier daemon of this store: {}", name, fenced.ToString());
+      } else {
+        CKPTFS_RETURN_IF_ERROR(fenced);
+      }
+      CKPTFS_RETURN_IF_ERROR(image->BreakLock(ImageManifest::kLockObject, ImageManifest::kLockName, l));
+    }
     spdlog::info("{}: took over the writer lock of an earlier daemon of this store ({})", name, holders);
     locked = image->Lock(ImageManifest::kLockObject, ImageManifest::kLockName, cookie, description);
   }
@@ -257,9 +269,13 @@ void Drainer::Tick() {
   }
   NoteError(s);
   if (image_->Fenced()) {
-    spdlog::error("{}: {}; this mount drains no more (the store keeps everything; a new mount of it "
-                  "drains again if the image is still its)",
+    spdlog::error("{}: {}; this mount drains and evicts no more, and runs it evicted earlier fail to read "
+                  "(a new mount of the store drains again if the image is still its)",
                   image_->target().ToString(), s.ToString());
+    {
+      MutexLock view_lock(&view_mu_);
+      view_changed_.NotifyAll();  // a full store's writer waits for an image no more
+    }
     return;
   }
   backoff_ = std::min(options_.max_backoff, std::max(2 * backoff_, std::chrono::milliseconds(200)));
@@ -475,13 +491,14 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, uint64_t segment_by
     uint32_t crc;
     size_t buffer;
   };
-  // Declared first, so they outlive every read below; a deque, so that
+  // send_buffers_ outlives every read below, and is a deque, so that
   // adding a buffer moves none that a read is filling. A buffer goes back
   // to free_buffers when its write completes, but is filled again only
   // once librados has let go of it: a write that timed out may still be
-  // queued to go. Dropping them at the end is safe either way, as librados
-  // frees what it still holds when it is done with it.
-  std::deque<RadosImage::SendBuffer> buffers;
+  // queued to go. They stay for the next cycle, up to a bound, so that
+  // buffers librados holds while an OSD does not answer are counted
+  // rather than replaced at every retry.
+  std::deque<RadosImage::SendBuffer>& buffers = send_buffers_;
   std::vector<size_t> free_buffers;
   RadosImage::CompletionSignal written_signal;
   std::deque<Reading> reading;
@@ -520,15 +537,20 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, uint64_t segment_by
   // no buffer larger than the largest piece.
   size_t buffer_bytes = 0;
   for (const Piece& p : pieces) buffer_bytes = std::max<size_t>(buffer_bytes, p.length);
+  // A cycle with larger pieces (another drain_write) starts a new set.
+  if (!buffers.empty() && buffers.front().size() < buffer_bytes) buffers.clear();
+  for (size_t b = 0; b < buffers.size(); ++b) free_buffers.push_back(b);
+  const size_t max_buffers = 4 * (options_.max_in_flight + reads_ahead);
   auto start_reads = [&]() REQUIRES(cycle_mu_) {
     while (next < pieces.size() && reading.size() < reads_ahead) {
-      const Piece p = pieces[next++];
       auto reusable = std::find_if(free_buffers.begin(), free_buffers.end(),
-                                   [&](size_t b) { return !buffers[b].InUse(); });
+                                   [&](size_t b) REQUIRES(cycle_mu_) { return !buffers[b].InUse(); });
       if (reusable == free_buffers.end()) {
+        if (buffers.size() >= max_buffers) return;  // librados holds them all
         buffers.emplace_back(buffer_bytes);
         reusable = free_buffers.insert(free_buffers.end(), buffers.size() - 1);
       }
+      const Piece p = pieces[next++];
       const size_t b = *reusable;
       free_buffers.erase(reusable);
       // CycleLocked set known_ to the image's incarnation of every segment.
@@ -549,7 +571,18 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, uint64_t segment_by
 
   while (failed.ok() && !*segment_reused) {
     start_reads();
-    if (reading.empty()) break;
+    if (reading.empty()) {
+      if (next == pieces.size()) break;
+      // No buffer to read into: a write's completion may free one.
+      if (!in_flight.empty()) {
+        complete_one();
+        continue;
+      }
+      failed = Status::Busy(image_->target().ToString() + ": librados still holds " +
+                            std::to_string(buffers.size()) + " buffers of writes that timed out (an OSD that "
+                            "does not answer); the drain goes on once it lets go of them");
+      break;
+    }
     if (std::chrono::steady_clock::now().time_since_epoch().count() > send_deadline_.load()) {
       failed = Status::Busy(image_->target().ToString() + ": the time to drain ran out with " +
                             std::to_string(pieces.size() - next + reading.size()) + " pieces still to send");
@@ -676,6 +709,7 @@ bool Drainer::WaitForNewerImage(uint64_t seen, std::chrono::milliseconds timeout
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   MutexLock lock(&view_mu_);
   while (view_seq_ <= seen) {
+    if (image_->Fenced()) return false;  // no image will come
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return false;
     view_changed_.WaitFor(&view_mu_, deadline - now);
@@ -684,6 +718,9 @@ bool Drainer::WaitForNewerImage(uint64_t seen, std::chrono::milliseconds timeout
 }
 
 std::optional<RemoteSegment> Drainer::Published(uint32_t segment, uint64_t incarnation) {
+  // A fenced client can read nothing back: evicting to it would lose the
+  // local copy of what it can no longer serve.
+  if (image_->Fenced()) return std::nullopt;
   MutexLock lock(&view_mu_);
   auto it = view_segments_.find(segment);
   if (it == view_segments_.end() || it->second.incarnation != incarnation) return std::nullopt;

@@ -34,6 +34,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <map>
 #include <memory>
@@ -196,6 +197,9 @@ class Drainer : public RemoteTier {
   std::chrono::steady_clock::time_point behind_since_ GUARDED_BY(stats_mu_);
   bool behind_ GUARDED_BY(stats_mu_) = false;
 
+  // What SendLocked reads pieces into and sends them from, kept between
+  // cycles; some may still be held by librados (RadosImage::SendBuffer).
+  std::deque<RadosImage::SendBuffer> send_buffers_ GUARDED_BY(cycle_mu_);
   // Reads the pieces SendLocked sends next (reads_ahead threads).
   WorkerPool piece_readers_;
   PeriodicThread thread_;  // declared after piece_readers_: joined first

@@ -9,7 +9,7 @@ namespace ckptfs::tools {
 
 Result<std::string> ReadMountAttribute(const std::string& mountpoint, const char* name) {
   // The stats grow with the mount's features and tier; ERANGE means ask
-  // again with more room.
+  // again with more room (the kernel answers E2BIG past 64 KiB).
   std::string value;
   for (size_t size = 16384;; size *= 2) {
     value.resize(size);

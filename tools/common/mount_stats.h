@@ -11,8 +11,9 @@
 
 namespace ckptfs::tools {
 
-// The whole value of the attribute `name` of `mountpoint`, however long it
-// has grown. IOError with the errno when there is none: not a ckptfs mount.
+// The whole value of the attribute `name` of `mountpoint`, up to the
+// kernel's 64 KiB for an xattr. IOError with the errno when there is none
+// (not a ckptfs mount), or it is longer (E2BIG).
 Result<std::string> ReadMountAttribute(const std::string& mountpoint, const char* name);
 
 // user.ckptfs.stats.json, parsed; Corruption when it is not a JSON object.

@@ -217,8 +217,8 @@ Result<std::optional<RankRange>> ChosenRanks(const Given& given, int world_size)
   return std::optional<RankRange>(NodeRanks(node, nodes, world_size));
 }
 
-// The first option on the command line that is not among those `mode`
-// uses, for the usage error that names it; empty when there is none. A
+// An option given that is not among those `mode` uses (the first declared
+// here), for the usage error that names it; empty when there is none. A
 // trace replay or an strace conversion given a workload's options would
 // otherwise run without them and never say so.
 std::string FirstUnused(const CLI::App& app, std::initializer_list<std::string_view> uses) {
