@@ -28,12 +28,7 @@ Result<std::unique_ptr<TierAttachment>> TierAttachment::CheckReader(const RadosT
 }
 
 TierAttachment::~TierAttachment() {
-  {
-    MutexLock lock(&mu_);
-    finishing_ = true;
-    finishing_changed_.NotifyAll();
-  }
-  if (retrier_.joinable()) retrier_.join();
+  EndRetries();
   MutexLock lock(&mu_);
   if (drainer_) source_->AttachTier(nullptr);
   if (reader_) fs_->ReadEvictedRunsFrom(nullptr);
@@ -110,17 +105,21 @@ void TierAttachment::RetryAttach() {
   }
 }
 
-Status TierAttachment::Finish(std::chrono::milliseconds timeout) {
-  if (reader_) {
-    fs_->ReadEvictedRunsFrom(nullptr);
-    reader_.reset();
-  }
+void TierAttachment::EndRetries() {
   {
     MutexLock lock(&mu_);
     finishing_ = true;
     finishing_changed_.NotifyAll();
   }
   if (retrier_.joinable()) retrier_.join();
+}
+
+Status TierAttachment::Finish(std::chrono::milliseconds timeout) {
+  if (reader_) {
+    fs_->ReadEvictedRunsFrom(nullptr);
+    reader_.reset();
+  }
+  EndRetries();
   // Nothing sets drainer_ from here on: it is this thread's to use.
   Drainer* drainer = nullptr;
   {

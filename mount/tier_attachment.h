@@ -67,6 +67,9 @@ class TierAttachment {
   // The background retries of TryToAttach, until one succeeds, fails for
   // good, or Finish.
   void RetryAttach() EXCLUDES(mu_);
+  // Tells the retrier to stop and joins it (a connect in progress ends
+  // first); from then on nothing but the caller sets drainer_.
+  void EndRetries() EXCLUDES(mu_);
 
   const RadosTarget target_;
   const DrainOptions options_;
