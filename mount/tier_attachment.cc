@@ -40,12 +40,6 @@ Result<std::unique_ptr<Drainer>> TierAttachment::Connect() const {
 }
 
 Status TierAttachment::Start() {
-  if (!source_) {
-    CKPTFS_ASSIGN_OR_RETURN(reader_, EvictedRunReader::Open(target_, store_id_));
-    fs_->ReadEvictedRunsFrom(reader_.get());
-    spdlog::info("reading the runs the store evicted from {}", target_.ToString());
-    return Status::Ok();
-  }
   if (TryToAttach()) return Status::Ok();
   MutexLock lock(&mu_);
   if (gave_up_) return Status::IOError("connecting to " + target_.ToString() + " failed: " + connect_error_);
@@ -57,20 +51,30 @@ Status TierAttachment::Start() {
 bool TierAttachment::TryToAttach() {
   // Outside mu_, as is all that follows but the bookkeeping: connecting
   // takes up to the RADOS timeout, and Stats must answer meanwhile. Finish
-  // joins the retrier before it looks at drainer_, so no two run this, and
-  // a drain connected while the unmount waits is Finish's to use.
-  auto connected = Connect();
-  if (!connected.ok()) {
-    MutexLock lock(&mu_);
-    ++failed_connects_;
-    connect_error_ = connected.status().ToString();
-    // Only what may pass is worth trying again: not another store's
-    // image, a missing pool, or a client the cluster refuses.
-    const Status& s = connected.status();
-    gave_up_ = !s.IsIOError() && !s.IsBusy();
-    return false;
-  }
-  std::unique_ptr<Drainer> drainer = std::move(connected).value();
+  // joins the retrier before it looks at drainer_ or reader_, so no two run
+  // this, and a drain connected while the unmount waits is Finish's to use.
+  const Status s = source_ ? AttachDrainer() : AttachReader();
+  if (s.ok()) return true;
+  MutexLock lock(&mu_);
+  ++failed_connects_;
+  connect_error_ = s.ToString();
+  // Only what may pass is worth trying again: not another store's image, a
+  // missing pool, or a client the cluster refuses.
+  gave_up_ = !s.IsIOError() && !s.IsBusy();
+  return false;
+}
+
+Status TierAttachment::AttachReader() {
+  CKPTFS_ASSIGN_OR_RETURN(std::unique_ptr<EvictedRunReader> reader, EvictedRunReader::Open(target_, store_id_));
+  fs_->ReadEvictedRunsFrom(reader.get());
+  spdlog::info("reading the runs the store evicted from {}", target_.ToString());
+  MutexLock lock(&mu_);
+  reader_ = std::move(reader);
+  return Status::Ok();
+}
+
+Status TierAttachment::AttachDrainer() {
+  CKPTFS_ASSIGN_OR_RETURN(std::unique_ptr<Drainer> drainer, Connect());
   drainer->Start();
   // From now on the device is a cache of the image: runs evicted earlier
   // read from it, and published segments may be evicted.
@@ -78,7 +82,7 @@ bool TierAttachment::TryToAttach() {
   spdlog::info("draining to {}", target_.ToString());
   MutexLock lock(&mu_);
   drainer_ = std::move(drainer);
-  return true;
+  return Status::Ok();
 }
 
 void TierAttachment::RetryAttach() {
@@ -96,8 +100,8 @@ void TierAttachment::RetryAttach() {
     if (TryToAttach()) return;
     MutexLock lock(&mu_);
     if (gave_up_) {
-      spdlog::error("not draining to {}: {}; retrying would not help, remount once it is fixed",
-                    target_.ToString(), connect_error_);
+      spdlog::error("not {} {}: {}; retrying would not help, remount once it is fixed",
+                    source_ ? "draining to" : "reading evicted runs from", target_.ToString(), connect_error_);
       return;
     }
     spdlog::warn("connecting to {} failed again ({}); retrying in {} ms", target_.ToString(), connect_error_,
@@ -115,18 +119,20 @@ void TierAttachment::EndRetries() {
 }
 
 Status TierAttachment::Finish(std::chrono::milliseconds timeout) {
-  if (reader_) {
-    fs_->ReadEvictedRunsFrom(nullptr);
-    reader_.reset();
-  }
   EndRetries();
-  // Nothing sets drainer_ from here on: it is this thread's to use.
+  // Nothing sets drainer_ or reader_ from here on: they are this thread's.
   Drainer* drainer = nullptr;
   {
     MutexLock lock(&mu_);
+    if (reader_) {
+      fs_->ReadEvictedRunsFrom(nullptr);
+      reader_.reset();
+      return Status::Ok();
+    }
     drainer = drainer_.get();
     if (!drainer) {
       if (failed_connects_ == 0) return Status::Ok();
+      if (!source_) return Status::IOError("never connected to " + target_.ToString() + ": " + connect_error_);
       spdlog::warn("{} never connected ({}); the next mount of the store sends what it lacks",
                    target_.ToString(), connect_error_);
       return Status::IOError("never connected to " + target_.ToString() + ": " + connect_error_);

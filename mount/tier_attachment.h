@@ -17,7 +17,9 @@
 //
 // A read-only mount drains nothing: with -o tier= it only reads the runs
 // the store evicted to the image (EvictedRunReader). CheckReader checks the
-// image is this store's; Start connects again and attaches the reader.
+// image is this store's; Start connects again and attaches the reader, with
+// the same background retries when that connect fails: until it succeeds,
+// reads of evicted runs fail and say the tier is not attached.
 #pragma once
 
 #include <chrono>
@@ -44,8 +46,8 @@ class TierAttachment {
   ~TierAttachment();
 
   // Connects again (after the fork) and starts draining, or reading. A
-  // drain that cannot connect now is retried in the background until it
-  // can or Finish: the error is returned (to log) and kept in Stats.
+  // connect that fails now is retried in the background until it succeeds
+  // or Finish: the error is returned (to log) and, a drain's, kept in Stats.
   Status Start() EXCLUDES(mu_);
   // After the store's last commit: drains until RADOS holds it or `timeout`
   // passes, then stops and releases the lock. A connect the retrier has in
@@ -61,9 +63,11 @@ class TierAttachment {
                  CommittedImageSource* source, uint64_t store_id)
       : target_(target), options_(options), fs_(fs), source_(source), store_id_(store_id) {}
   Result<std::unique_ptr<Drainer>> Connect() const;
-  // Connects, starts the drain and attaches it; false (the error kept) when
-  // the connect failed.
+  // Connects, starts the drain (or opens the reader) and attaches it; false
+  // (the error kept) when the connect failed.
   bool TryToAttach() EXCLUDES(mu_);
+  Status AttachDrainer() EXCLUDES(mu_);
+  Status AttachReader() EXCLUDES(mu_);
   // The background retries of TryToAttach, until one succeeds, fails for
   // good, or Finish.
   void RetryAttach() EXCLUDES(mu_);
@@ -76,13 +80,13 @@ class TierAttachment {
   FileSystem* const fs_;
   CommittedImageSource* const source_;  // null: a reader's, which drains nothing
   const uint64_t store_id_;
-  std::unique_ptr<EvictedRunReader> reader_;  // set by Start when source_ is null
 
   // The FUSE threads read Stats while the retrier may set drainer_.
   mutable Mutex mu_;
   CondVar finishing_changed_;
   bool finishing_ GUARDED_BY(mu_) = false;
   std::unique_ptr<Drainer> drainer_ GUARDED_BY(mu_);  // once connected
+  std::unique_ptr<EvictedRunReader> reader_ GUARDED_BY(mu_);  // instead, when source_ is null
   uint64_t failed_connects_ GUARDED_BY(mu_) = 0;
   std::string connect_error_ GUARDED_BY(mu_);  // the last failed connect's
   bool gave_up_ GUARDED_BY(mu_) = false;  // that failure will not pass by itself

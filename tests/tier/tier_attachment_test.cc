@@ -2,12 +2,13 @@
 // a real store: the daemon checks the cluster before it forks and connects
 // again after, and the cluster can go away in between. The drain must then
 // begin once the cluster is back, not never, and say meanwhile why it has
-// not.
+// not. A read-only mount's reader of evicted runs likewise.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ceph_cluster.h"
 #include "ckptfs/filesystem.h"
@@ -97,6 +98,83 @@ TEST(TierAttachmentTest, ADrainThatCannotConnectAfterItsCheckRetriesUntilTheClus
   EXPECT_TRUE(after->last_error.empty()) << after->last_error;
   ASSERT_TRUE((*fs)->Close().ok());
   EXPECT_TRUE(tier.Finish(std::chrono::seconds(60)).ok());
+}
+
+// A read-only mount of a store that evicted runs reads them from the image;
+// when its connect after the fork fails, it must read them once the cluster
+// is back, as a drain drains then.
+TEST(TierAttachmentTest, AReaderThatCannotConnectAfterItsCheckRetriesUntilTheClusterIsBack) {
+  TempDir dir("ckptfs-attach");
+  const std::string store = dir.path() + "/store.img";
+  FormatOptions format;
+  format.size = 64 << 20;
+  format.segment_size = 2 << 20;
+  ASSERT_TRUE(FileSystem::Format(store, format).ok());
+  auto target = ParseRadosSpec("rados:" + std::string(CephCluster::kPool) + "/" +
+                                   CephCluster::UniqueImage("reader"),
+                               CephCluster::Conf(), "", 5);
+  ASSERT_TRUE(target.ok()) << target.status().ToString();
+
+  // Checkpoints past the device's size, each drained before the next, so
+  // that the first ones are evicted to the image.
+  std::vector<std::string> checkpoints;
+  {
+    MountOptions mount;
+    mount.track_committed_images = true;
+    auto fs = FileSystem::Open(store, mount);
+    ASSERT_TRUE(fs.ok()) << fs.status().ToString();
+    (*fs)->Start();
+    DrainOptions options;
+    options.busy_bytes_per_second = 0;
+    auto attachment = TierAttachment::Check(*target, options, fs->get());
+    ASSERT_TRUE(attachment.ok()) << attachment.status().ToString();
+    ASSERT_TRUE((*attachment)->Start().ok());
+    for (int step = 0; step < 6; ++step) {
+      auto file = (*fs)->Create(1, "step" + std::to_string(step), 0644, 0, 0);
+      ASSERT_TRUE(file.ok()) << file.status().ToString();
+      checkpoints.push_back(Random(16 << 20, 20 + step));
+      ASSERT_TRUE((*fs)->Write(file->st_ino, 0, checkpoints.back().data(), checkpoints.back().size()).ok());
+      ASSERT_TRUE((*fs)->Sync().ok());
+      auto drained = [&] {
+        std::optional<DrainStats> s = (*attachment)->Stats();
+        return s && s->published && s->drained_lsn >= s->committed_lsn;
+      };
+      ASSERT_TRUE(WaitFor(drained, 120, std::chrono::milliseconds(100)));
+    }
+    EXPECT_GT((*fs)->Stats().evicted_segments, 0u) << "nothing evicted: the test proves nothing";
+    ASSERT_TRUE((*fs)->Close().ok());
+    EXPECT_TRUE((*attachment)->Finish(std::chrono::seconds(60)).ok());
+  }
+
+  MountOptions read_only;
+  read_only.read_only = true;
+  auto fs = FileSystem::Open(store, read_only);
+  ASSERT_TRUE(fs.ok()) << fs.status().ToString();
+  (*fs)->Start();
+  auto attachment = TierAttachment::CheckReader(*target, fs->get());
+  ASSERT_TRUE(attachment.ok()) << attachment.status().ToString();
+  TierAttachment& tier = **attachment;
+  auto first = (*fs)->Lookup(1, "step0");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  std::string got(checkpoints[0].size(), '\0');
+  auto read_first = [&] {
+    auto n = (*fs)->Read(first->st_ino, 0, got.size(), got.data());
+    return n.ok() && *n == got.size() && got == checkpoints[0];
+  };
+  {
+    ClusterOutage outage;
+    ASSERT_TRUE(outage.stopped()) << "see " << CephCluster::Dir() << "/tests.log";
+    Status started = tier.Start();
+    EXPECT_FALSE(started.ok());
+    EXPECT_NE(started.ToString().find("retrying in the background"), std::string::npos) << started.ToString();
+    EXPECT_FALSE(read_first()) << "the first checkpoint was not evicted: the test proves nothing";
+    ASSERT_EQ(outage.End(), 0) << "see " << CephCluster::Dir() << "/tests.log";
+  }
+  // Back: the retries connect and the evicted checkpoint reads.
+  EXPECT_TRUE(WaitFor(read_first, 180, std::chrono::milliseconds(200)));
+  EXPECT_GT((*fs)->Stats().remote_reads, 0u);
+  ASSERT_TRUE((*fs)->Close().ok());
+  EXPECT_TRUE(tier.Finish(std::chrono::seconds(10)).ok());
 }
 
 }  // namespace
