@@ -118,6 +118,8 @@ std::vector<Field> TierFields(const DrainStats& t) {
           {"errors", t.errors},
           {"retries", t.retries},
           {"deferred_ms", t.deferred_ms},
+          {"sending_ms", t.sending_ms},
+          {"held_send_buffers", t.held_send_buffers},
           {"fenced", t.fenced ? 1u : 0u}};
 }
 

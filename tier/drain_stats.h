@@ -23,6 +23,14 @@ struct DrainStats {
   uint64_t errors = 0;           // failed drain cycles
   uint64_t retries = 0;          // cycles restarted (after an error, or a segment reused mid-cycle)
   uint64_t deferred_ms = 0;      // time spent holding back for a burst
+  // Time spent in cycles that sent bytes, from the store's capture to the
+  // manifest's publication: uploaded_bytes over it is the drain's rate by
+  // its own clock, as `rados bench` times itself (no connect, no idle).
+  uint64_t sending_ms = 0;
+  // Buffers of writes that timed out but that librados still holds, queued
+  // to an OSD that does not answer; the drain sends from no more than
+  // 4 x (writes in flight + reads ahead) of them.
+  uint64_t held_send_buffers = 0;
   bool fenced = false;           // fenced off the cluster by a takeover: drains no more
   std::string last_error;        // empty once a cycle succeeds
 };

@@ -195,10 +195,11 @@ class Drainer : public RemoteTier {
   mutable Mutex stats_mu_;
   DrainStats stats_ GUARDED_BY(stats_mu_);
   std::chrono::steady_clock::time_point behind_since_ GUARDED_BY(stats_mu_);
+  std::chrono::steady_clock::duration sending_ GUARDED_BY(stats_mu_){0};  // stats_.sending_ms, unrounded
   bool behind_ GUARDED_BY(stats_mu_) = false;
 
-  // What SendLocked reads pieces into and sends them from, kept between
-  // cycles; some may still be held by librados (RadosImage::SendBuffer).
+  // What SendLocked reads pieces into and sends them from; between cycles,
+  // only those librados still holds (RadosImage::SendBuffer).
   std::deque<RadosImage::SendBuffer> send_buffers_ GUARDED_BY(cycle_mu_);
   // Reads the pieces SendLocked sends next (reads_ahead threads).
   WorkerPool piece_readers_;

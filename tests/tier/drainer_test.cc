@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ceph_cluster.h"
@@ -188,6 +189,32 @@ TEST(DrainerTest, ADrainPastItsDeadlineStartsNoWriteAndTheNextOneSendsEverything
   std::string got(kSegmentBytes, '\0');
   ASSERT_TRUE(drainer.ReadRemote(held->object, 0, got.data(), got.size()).ok());
   EXPECT_TRUE(got == bytes);
+  drainer.Stop();
+}
+
+TEST(DrainerTest, ItsOwnClockRunsOnlyWhileACycleSends) {
+  const std::string image = CephCluster::UniqueImage("clock");
+  ScriptedSegment source;
+  auto opened = OpenDrainer(image, &source);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  Drainer& drainer = **opened;
+  const std::string bytes = Random(kSegmentBytes, 8);
+  source.Commit(1, {{0, kSegmentBytes}}, 0, bytes);
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(drainer.DrainUntil(0, std::chrono::seconds(60)).ok());
+  const auto elapsed =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  const uint64_t sending = drainer.Stats().sending_ms;
+  EXPECT_GT(sending, 0u);  // 8 MiB into RADOS takes longer than a millisecond
+  EXPECT_LE(sending, static_cast<uint64_t>(elapsed));
+  EXPECT_EQ(drainer.Stats().held_send_buffers, 0u);  // none kept idle once every write arrived
+  // Cycles with nothing to send, and the time between them, are not its.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(drainer.DrainUntil(0, std::chrono::seconds(60)).ok());
+  source.Commit(1, {{0, kSegmentBytes}}, 0, bytes);  // a newer commit, nothing more to send
+  ASSERT_TRUE(drainer.DrainUntil(0, std::chrono::seconds(60)).ok());
+  EXPECT_EQ(drainer.Stats().manifests_published, 2u);
+  EXPECT_EQ(drainer.Stats().sending_ms, sending);
   drainer.Stop();
 }
 
