@@ -122,21 +122,23 @@ Status TierAttachment::Finish(std::chrono::milliseconds timeout) {
   EndRetries();
   // Nothing sets drainer_ or reader_ from here on: they are this thread's.
   Drainer* drainer = nullptr;
+  std::unique_ptr<EvictedRunReader> reader;
   {
     MutexLock lock(&mu_);
-    if (reader_) {
-      fs_->ReadEvictedRunsFrom(nullptr);
-      reader_.reset();
-      return Status::Ok();
-    }
+    reader = std::move(reader_);
     drainer = drainer_.get();
-    if (!drainer) {
+    if (!drainer && !reader) {
       if (failed_connects_ == 0) return Status::Ok();
       if (!source_) return Status::IOError("never connected to " + target_.ToString() + ": " + connect_error_);
       spdlog::warn("{} never connected ({}); the next mount of the store sends what it lacks",
                    target_.ToString(), connect_error_);
       return Status::IOError("never connected to " + target_.ToString() + ": " + connect_error_);
     }
+  }
+  if (reader) {
+    // Outside mu_: the detach waits for the remote reads in flight.
+    fs_->ReadEvictedRunsFrom(nullptr);
+    return Status::Ok();
   }
   Status s = drainer->DrainUntil(0, timeout);
   source_->AttachTier(nullptr);

@@ -72,7 +72,7 @@ class TierAttachment {
   // good, or Finish.
   void RetryAttach() EXCLUDES(mu_);
   // Tells the retrier to stop and joins it (a connect in progress ends
-  // first); from then on nothing but the caller sets drainer_.
+  // first); from then on nothing but the caller sets drainer_ or reader_.
   void EndRetries() EXCLUDES(mu_);
 
   const RadosTarget target_;
