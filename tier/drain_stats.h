@@ -23,9 +23,11 @@ struct DrainStats {
   uint64_t errors = 0;           // failed drain cycles
   uint64_t retries = 0;          // cycles restarted (after an error, or a segment reused mid-cycle)
   uint64_t deferred_ms = 0;      // time spent holding back for a burst
-  // Time spent in cycles that sent bytes, from the store's capture to the
-  // manifest's publication: uploaded_bytes over it is the drain's rate by
-  // its own clock, as `rados bench` times itself (no connect, no idle).
+  // Time spent in cycles that had bytes to send, from the end of the
+  // store's capture (and of the adoption, at a mount) to the manifest's
+  // publication or the cycle's failure: uploaded_bytes over it is the
+  // drain's rate by its own clock, as `rados bench` times itself (no
+  // connect, no idle time).
   uint64_t sending_ms = 0;
   // Buffers of writes that timed out but that librados still holds, queued
   // to an OSD that does not answer; the drain sends from no more than

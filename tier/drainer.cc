@@ -333,9 +333,11 @@ Status Drainer::CycleLocked() {
     return ScanObjectsLocked();
   }
 
-  const auto capture_start = std::chrono::steady_clock::now();
   CKPTFS_ASSIGN_OR_RETURN(CommittedImage image, source_->CaptureCommitted());
   if (!adopted_) CKPTFS_RETURN_IF_ERROR(AdoptLocked(image));
+  // The drain's own clock starts after the adoption, which reads back what
+  // the image holds (adopted_bytes) and sends nothing.
+  const auto sending_start = std::chrono::steady_clock::now();
 
   // Segments no longer in use lose their entry: when they come back it is
   // as a new incarnation, in a new object.
@@ -377,7 +379,7 @@ Status Drainer::CycleLocked() {
   if (sent.ok() && !reused) sent = PublishLocked(image);
   if (!pieces.empty()) {
     MutexLock lock(&stats_mu_);
-    sending_ += std::chrono::steady_clock::now() - capture_start;
+    sending_ += std::chrono::steady_clock::now() - sending_start;
     stats_.sending_ms = std::chrono::duration_cast<std::chrono::milliseconds>(sending_).count();
   }
   CKPTFS_RETURN_IF_ERROR(sent);
@@ -609,7 +611,9 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, uint64_t segment_by
                                             std::move(*l.payload), r.piece.offset, hint, &written_signal),
                          r.piece, l.crc, r.buffer});
   }
-  for (Reading& r : reading) r.loaded.wait();  // abandoned: their bytes are not sent
+  // Abandoned reads: their bytes are not sent, and get() drops their
+  // payloads' references, so that only librados' own keep a buffer below.
+  for (Reading& r : reading) (void)r.loaded.get();
   while (!in_flight.empty()) complete_one();
   // Only the buffers librados still holds stay, to be counted next cycle;
   // the rest would sit idle between drains (about 20 MiB a mount).
