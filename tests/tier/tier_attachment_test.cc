@@ -42,22 +42,33 @@ class ClusterOutage {
   bool stopped_;
 };
 
-TEST(TierAttachmentTest, ADrainThatCannotConnectAfterItsCheckRetriesUntilTheClusterIsBack) {
-  TempDir dir("ckptfs-attach");
+// A store of `size` bytes in 2 MiB segments, formatted in `dir`.
+std::string FormatStore(const TempDir& dir, uint64_t size) {
   const std::string store = dir.path() + "/store.img";
   FormatOptions format;
-  format.size = 256 << 20;
+  format.size = size;
   format.segment_size = 2 << 20;
-  ASSERT_TRUE(FileSystem::Format(store, format).ok());
+  Status formatted = FileSystem::Format(store, format);
+  EXPECT_TRUE(formatted.ok()) << formatted.ToString();
+  return store;
+}
+
+// A new image of the test cluster's pool, with a 5 s RADOS timeout.
+Result<RadosTarget> NewImage(const std::string& name) {
+  return ParseRadosSpec("rados:" + std::string(CephCluster::kPool) + "/" + CephCluster::UniqueImage(name),
+                        CephCluster::Conf(), "", 5);
+}
+
+TEST(TierAttachmentTest, ADrainThatCannotConnectAfterItsCheckRetriesUntilTheClusterIsBack) {
+  TempDir dir("ckptfs-attach");
+  const std::string store = FormatStore(dir, 256 << 20);
   MountOptions mount;
   mount.track_committed_images = true;
   auto fs = FileSystem::Open(store, mount);
   ASSERT_TRUE(fs.ok()) << fs.status().ToString();
   (*fs)->Start();
 
-  auto target = ParseRadosSpec("rados:" + std::string(CephCluster::kPool) + "/" +
-                                   CephCluster::UniqueImage("attach"),
-                               CephCluster::Conf(), "", 5);
+  auto target = NewImage("attach");
   ASSERT_TRUE(target.ok()) << target.status().ToString();
   DrainOptions options;
   options.busy_bytes_per_second = 0;  // nothing to hold back for
@@ -105,14 +116,8 @@ TEST(TierAttachmentTest, ADrainThatCannotConnectAfterItsCheckRetriesUntilTheClus
 // is back, as a drain drains then.
 TEST(TierAttachmentTest, AReaderThatCannotConnectAfterItsCheckRetriesUntilTheClusterIsBack) {
   TempDir dir("ckptfs-attach");
-  const std::string store = dir.path() + "/store.img";
-  FormatOptions format;
-  format.size = 64 << 20;
-  format.segment_size = 2 << 20;
-  ASSERT_TRUE(FileSystem::Format(store, format).ok());
-  auto target = ParseRadosSpec("rados:" + std::string(CephCluster::kPool) + "/" +
-                                   CephCluster::UniqueImage("reader"),
-                               CephCluster::Conf(), "", 5);
+  const std::string store = FormatStore(dir, 64 << 20);
+  auto target = NewImage("reader");
   ASSERT_TRUE(target.ok()) << target.status().ToString();
 
   // Checkpoints past the device's size, each drained before the next, so
