@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 namespace ckptfs {
 namespace {
@@ -240,6 +241,51 @@ Status RadosImage::WriteWhole(const std::string& oid, const std::string& data) {
   bl.append(data.data(), static_cast<unsigned>(data.size()));
   const int ret = connection_->io.write_full(oid, bl);
   return ret < 0 ? Error("RADOS write_full of", oid, ret) : Status::Ok();
+}
+
+Status RadosImage::NotOwner(const std::string& what, const std::string& oid) const {
+  fenced_.store(true);
+  return Status::IOError(what + " " + target_.ToString() + "/" + oid +
+                         ": another writer has taken this image over (it names another owner)");
+}
+
+Status RadosImage::Claim(const std::string& oid, const std::string& name, const std::string& token) {
+  librados::bufferlist owner;
+  owner.append(token);
+  librados::ObjectWriteOperation op;
+  op.create(/*exclusive=*/false);
+  op.setxattr(name.c_str(), owner);
+  const int ret = connection_->io.operate(oid, &op);
+  return ret < 0 ? Error("RADOS claim of", oid, ret) : Status::Ok();
+}
+
+Status RadosImage::WriteWholeIfOwner(const std::string& oid, const std::string& data, const std::string& name,
+                                     const std::string& token) {
+  librados::bufferlist owner;
+  owner.append(token);
+  librados::bufferlist bl;
+  bl.append(data.data(), static_cast<unsigned>(data.size()));
+  // One operation: the check and the write happen together or not at all.
+  librados::ObjectWriteOperation op;
+  op.cmpxattr(name.c_str(), LIBRADOS_CMPXATTR_OP_EQ, owner);
+  op.write_full(bl);
+  const int ret = connection_->io.operate(oid, &op);
+  if (ret == -ECANCELED) return NotOwner("RADOS write_full of", oid);
+  return ret < 0 ? Error("RADOS write_full of", oid, ret) : Status::Ok();
+}
+
+Status RadosImage::CheckOwner(const std::string& oid, const std::string& name, const std::string& token) {
+  librados::bufferlist owner;
+  owner.append(token);
+  librados::ObjectReadOperation op;
+  op.cmpxattr(name.c_str(), LIBRADOS_CMPXATTR_OP_EQ, owner);
+  const int ret = connection_->io.operate(oid, &op, nullptr);
+  if (ret == -ECANCELED) return NotOwner("RADOS owner check of", oid);
+  return ret < 0 ? Error("RADOS owner check of", oid, ret) : Status::Ok();
+}
+
+std::string RadosImage::ClientName() const {
+  return "client." + std::to_string(connection_->rados.get_instance_id());
 }
 
 Status RadosImage::Remove(const std::string& oid) {

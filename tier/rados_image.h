@@ -162,18 +162,39 @@ class RadosImage {
   // sends, so a writer taken for dead cannot write on after its lock is
   // broken. Permission when this client may not blocklist.
   Status Fence(const Locker& locker);
-  // Whether this client has found itself fenced off: every call fails from
-  // then on.
+  // Whether this client has found itself fenced off: blocklisted (every
+  // call fails from then on), or no longer the owner of an object it
+  // claimed (below).
   bool Fenced() const { return fenced_.load(); }
+
+  // An object's owner, the value of its xattr `name`. Claim makes `token`
+  // the owner (creating the object, empty, if there is none); the two calls
+  // after it succeed only while `token` still is, and otherwise count this
+  // client as fenced off (Fenced()). The fence above lasts the cluster's
+  // blocklist time and needs a client that may blocklist; a claim lasts
+  // until the next one: a writer that takes an image over claims its
+  // manifest, so the writer it took it from, should it wake later, publishes
+  // nothing over the new writer's images.
+  Status Claim(const std::string& oid, const std::string& name, const std::string& token);
+  // WriteWhole, if `token` owns the object; else nothing is written.
+  Status WriteWholeIfOwner(const std::string& oid, const std::string& data, const std::string& name,
+                           const std::string& token);
+  // Ok while `token` owns the object.
+  Status CheckOwner(const std::string& oid, const std::string& name, const std::string& token);
+  // This client's name in the cluster (client.4123), one per connection.
+  std::string ClientName() const;
 
  private:
   struct Connection;  // librados' cluster handle and the pool's I/O context
   RadosImage(const RadosTarget& target, std::unique_ptr<Connection> connection);
   Status Error(const std::string& what, const std::string& oid, int ret) const;
+  // A call refused because another token owns `oid` (ECANCELED from its
+  // cmpxattr): this client is fenced off from then on.
+  Status NotOwner(const std::string& what, const std::string& oid) const;
 
   const RadosTarget target_;
   const std::unique_ptr<Connection> connection_;
-  mutable std::atomic<bool> fenced_{false};  // a call failed with EBLOCKLISTED
+  mutable std::atomic<bool> fenced_{false};  // a call failed with EBLOCKLISTED, or found another owner
 };
 
 }  // namespace ckptfs

@@ -1,6 +1,7 @@
 // RadosImage's writes against the real cluster: what a write was sent from
 // stays the write's until librados lets go of it, which for a write that
-// timed out comes after its completion, not with it. The OSDs are frozen
+// timed out comes after its completion, not with it; and an object claimed
+// by one client is written whole by no other. The OSDs are frozen
 // (SIGSTOP): they keep their connections and answer nothing, as a hung OSD
 // does, so the client's writes fill the sockets and queue behind them.
 #include <gtest/gtest.h>
@@ -106,6 +107,36 @@ TEST(RadosImageTest, AWriteThatTimedOutKeepsItsBufferUntilLibradosLetsGo) {
     }
     return true;
   }, 120, std::chrono::milliseconds(200)));
+}
+
+// A claim on an object: the owner writes it whole, and once another client
+// claims it the first one writes nothing more and counts as fenced.
+TEST(RadosImageTest, AnObjectIsWrittenWholeOnlyByTheOwnerItsClaimNames) {
+  const std::string image = CephCluster::UniqueImage("claim");
+  auto first = OpenImage(image, 30);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto second = OpenImage(image, 30);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_NE((*first)->ClientName(), (*second)->ClientName());
+  const char* kOwner = "test.owner";
+  ASSERT_TRUE((*first)->Claim("record", kOwner, "first").ok());
+  auto claimed = (*first)->ReadWhole("record");
+  ASSERT_TRUE(claimed.ok()) << claimed.status().ToString();
+  EXPECT_EQ(*claimed, "");  // a claim before any write: an empty object
+  ASSERT_TRUE((*first)->WriteWholeIfOwner("record", "one", kOwner, "first").ok());
+  EXPECT_TRUE((*first)->CheckOwner("record", kOwner, "first").ok());
+
+  ASSERT_TRUE((*second)->Claim("record", kOwner, "second").ok());
+  Status late = (*first)->WriteWholeIfOwner("record", "two", kOwner, "first");
+  EXPECT_FALSE(late.ok());
+  EXPECT_NE(late.ToString().find("another writer"), std::string::npos) << late.ToString();
+  EXPECT_TRUE((*first)->Fenced());
+  EXPECT_FALSE((*first)->CheckOwner("record", kOwner, "first").ok());
+  EXPECT_FALSE((*second)->Fenced());
+  ASSERT_TRUE((*second)->WriteWholeIfOwner("record", "three", kOwner, "second").ok());
+  auto now = (*second)->ReadWhole("record");
+  ASSERT_TRUE(now.ok()) << now.status().ToString();
+  EXPECT_EQ(*now, "three");
 }
 
 }  // namespace
