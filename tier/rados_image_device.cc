@@ -7,23 +7,16 @@
 
 #include "format/physical_extent.h"
 #include "format/superblock.h"
+#include "published_manifest.h"
 
 namespace ckptfs {
 
 Result<std::unique_ptr<RadosImageDevice>> RadosImageDevice::Open(std::unique_ptr<RadosImage> image) {
   const std::string name = image->target().ToString();
-  auto data = image->ReadWhole(ImageManifest::kObject);
-  if (!data.ok()) {
-    if (data.status().IsNotFound()) {
-      return Status::NotFound(name + " holds no image (no manifest): nothing was drained there yet");
-    }
-    return data.status();
-  }
-  auto manifest = ImageManifest::Decode(*data);
-  if (!manifest.ok()) return manifest.status().WithContext(name);
-  auto sb = Superblock::Decode(manifest->superblock.data());
+  CKPTFS_ASSIGN_OR_RETURN(ImageManifest manifest, ReadPublishedManifest(image.get()));
+  auto sb = Superblock::Decode(manifest.superblock.data());
   if (!sb.ok()) return sb.status().WithContext(name + ": the image's superblock");
-  return std::unique_ptr<RadosImageDevice>(new RadosImageDevice(std::move(image), std::move(*manifest),
+  return std::unique_ptr<RadosImageDevice>(new RadosImageDevice(std::move(image), std::move(manifest),
                                                                 sb->store_id, sb->data_start, sb->segment_size,
                                                                 sb->device_size));
 }

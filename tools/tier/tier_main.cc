@@ -24,6 +24,7 @@
 #include "common/mount_stats.h"
 #include "format/superblock.h"
 #include "image_manifest.h"
+#include "published_manifest.h"
 #include "rados_image.h"
 #include "rados_target.h"
 
@@ -77,7 +78,7 @@ int Wait(const std::string& mountpoint, double timeout) {
     if (TierField(*stats, "fenced")) {
       std::fprintf(stderr,
                    "ckptfs-tier: %s: RADOS does not hold commit %" PRIu64 ", and never will from this mount: "
-                   "its writer was fenced off the cluster by a takeover (%s)\n",
+                   "its writer was fenced by a takeover (%s)\n",
                    mountpoint.c_str(), target, (*stats).value("tier_last_error", std::string()).c_str());
       return 1;
     }
@@ -115,16 +116,11 @@ int ImageStatus(const std::string& spec, const Cluster& cluster, bool json) {
     std::fprintf(stderr, "ckptfs-tier: %s\n", image.status().ToString().c_str());
     return 1;
   }
-  auto data = (*image)->ReadWhole(ckptfs::ImageManifest::kObject);
-  if (!data.ok()) {
-    std::fprintf(stderr, "ckptfs-tier: %s: %s\n", spec.c_str(),
-                 data.status().IsNotFound() ? "no image there (nothing was drained to it)"
-                                            : data.status().ToString().c_str());
-    return 1;
-  }
-  auto manifest = ckptfs::ImageManifest::Decode(*data);
+  auto manifest = ckptfs::ReadPublishedManifest(image->get());
   if (!manifest.ok()) {
-    std::fprintf(stderr, "ckptfs-tier: %s: %s\n", spec.c_str(), manifest.status().ToString().c_str());
+    std::fprintf(stderr, "ckptfs-tier: %s: %s\n", spec.c_str(),
+                 manifest.status().IsNotFound() ? "no image there (nothing was drained to it)"
+                                                : manifest.status().ToString().c_str());
     return 1;
   }
   auto lockers = (*image)->Lockers(ckptfs::ImageManifest::kLockObject, ckptfs::ImageManifest::kLockName);
