@@ -33,7 +33,7 @@ struct DrainStats {
   // to an OSD that does not answer; the drain sends from no more than
   // 4 x (writes in flight + reads ahead) of them.
   uint64_t held_send_buffers = 0;
-  bool fenced = false;           // fenced off the cluster by a takeover: drains no more
+  bool fenced = false;           // fenced by a takeover (blocklisted, or the manifest claimed): drains no more
   std::string last_error;        // empty once a cycle succeeds
 };
 

@@ -15,6 +15,7 @@
 #include <set>
 #include <thread>
 
+#include "published_manifest.h"
 #include "util/aligned_buffer.h"
 #include "util/crc32c.h"
 
@@ -157,11 +158,17 @@ Result<std::unique_ptr<Drainer>> Drainer::Open(std::unique_ptr<RadosImage> image
     locked = image->Lock(ImageManifest::kLockObject, ImageManifest::kLockName, cookie, description);
   }
   CKPTFS_RETURN_IF_ERROR(locked);
-  std::unique_ptr<Drainer> d(new Drainer(std::move(image), source, store_id, options));
-  auto manifest = d->image_->ReadWhole(ImageManifest::kObject);
-  if (manifest.ok()) {
-    auto decoded = ImageManifest::Decode(*manifest);
-    if (!decoded.ok()) return decoded.status().WithContext(name);
+  // The lock keeps out writers that ask for it; the claim also stops one
+  // whose lock was broken while it was only hung, once its fence lapses or
+  // where none was set: its next cycle finds the manifest names this
+  // writer, and it publishes nothing more. Claimed before the manifest is
+  // read, so that no publication of the old writer's can come after that
+  // read.
+  const std::string owner = cookie + "/" + image->ClientName();
+  CKPTFS_RETURN_IF_ERROR(image->Claim(ImageManifest::kObject, ImageManifest::kOwnerXattr, owner));
+  std::unique_ptr<Drainer> d(new Drainer(std::move(image), source, store_id, owner, options));
+  auto decoded = ReadPublishedManifest(d->image_.get());
+  if (decoded.ok()) {
     if (decoded->store_id != store_id) {
       char theirs[32];
       std::snprintf(theirs, sizeof theirs, "%016" PRIx64, decoded->store_id);
@@ -177,8 +184,8 @@ Result<std::unique_ptr<Drainer>> Drainer::Open(std::unique_ptr<RadosImage> image
     d->stats_.published = true;
     d->stats_.drained_lsn = d->published_.commit_lsn;
     d->stats_.image_bytes = d->published_.StoredBytes();
-  } else if (!manifest.status().IsNotFound()) {
-    return manifest.status();
+  } else if (!decoded.status().IsNotFound()) {
+    return decoded.status();
   }
   // Runs the store evicted live in the image it evicted them to: any other
   // image (a new one, or another of this store's) lacks their objects, or
@@ -196,8 +203,8 @@ Result<std::unique_ptr<Drainer>> Drainer::Open(std::unique_ptr<RadosImage> image
 }
 
 Drainer::Drainer(std::unique_ptr<RadosImage> image, CommittedImageSource* source, uint64_t store_id,
-                 const DrainOptions& options)
-    : image_(std::move(image)), source_(source), store_id_(store_id), options_(options),
+                 std::string owner, const DrainOptions& options)
+    : image_(std::move(image)), source_(source), store_id_(store_id), owner_(std::move(owner)), options_(options),
       piece_readers_(options.reads_ahead) {
   MutexLock lock(&stats_mu_);
   stats_.target = image_->target().ToString();
@@ -304,7 +311,7 @@ Status Drainer::DrainUntil(uint64_t seq, std::chrono::milliseconds timeout) {
     {
       MutexLock lock(&cycle_mu_);
       if (published_.publish_seq != 0 && published_.commit_lsn >= seq) return Status::Ok();
-      if (image_->Fenced()) return Status::IOError(image_->target().ToString() + ": fenced off the cluster");
+      if (image_->Fenced()) return Status::IOError(image_->target().ToString() + ": fenced by a takeover");
       last = CycleLocked();
       if (!last.ok()) NoteError(last);
       if (published_.publish_seq != 0 && published_.commit_lsn >= seq) return Status::Ok();
@@ -373,6 +380,12 @@ Status Drainer::CycleLocked() {
   {
     MutexLock lock(&stats_mu_);
     stats_.behind_bytes = behind_bytes;
+  }
+  // Still the image's writer? Only then are the pieces worth sending: the
+  // claim of a writer that took the image over ends this one here, not at
+  // the publication after a whole cycle's writes.
+  if (!pieces.empty()) {
+    CKPTFS_RETURN_IF_ERROR(image_->CheckOwner(ImageManifest::kObject, ImageManifest::kOwnerXattr, owner_));
   }
   bool reused = false;
   Status sent = SendLocked(pieces, image.segment_size, &reused);
@@ -651,7 +664,8 @@ Status Drainer::PublishLocked(const CommittedImage& image) {
   }
   std::sort(next.evicted.begin(), next.evicted.end(),
             [](const ImageSegment& a, const ImageSegment& b) { return a.object_id < b.object_id; });
-  CKPTFS_RETURN_IF_ERROR(image_->WriteWhole(ImageManifest::kObject, next.Encode()));
+  CKPTFS_RETURN_IF_ERROR(
+      image_->WriteWholeIfOwner(ImageManifest::kObject, next.Encode(), ImageManifest::kOwnerXattr, owner_));
 
   // What the new manifest no longer names goes, after the grace period.
   const std::set<std::string> named = ObjectNames(next);

@@ -14,7 +14,10 @@
 // The image has one writer: the drainer holds an exclusive RADOS lock on the
 // image's lock object. The lock's cookie names the local store, so a daemon
 // of the same store (whose previous daemon was killed: the local store's
-// flock proves it dead) takes the lock over; anyone else is refused.
+// flock proves it dead) takes the lock over; anyone else is refused. Each
+// writer also claims the manifest (RadosImage::Claim) and publishes only
+// while the manifest still names it, so a writer whose lock was broken
+// (`ckptfs-tier takeover`) publishes nothing once its successor has opened.
 //
 // Errors (RADOS unreachable, slow, full) never reach the filesystem: the
 // cycle fails, is counted and logged, and is retried with backoff.
@@ -107,7 +110,7 @@ class Drainer : public RemoteTier {
   static std::string LockCookie(uint64_t store_id);
 
  private:
-  Drainer(std::unique_ptr<RadosImage> image, CommittedImageSource* source, uint64_t store_id,
+  Drainer(std::unique_ptr<RadosImage> image, CommittedImageSource* source, uint64_t store_id, std::string owner,
           const DrainOptions& options);
   // What the image holds of one local segment incarnation.
   struct Known {
@@ -152,6 +155,7 @@ class Drainer : public RemoteTier {
   const std::unique_ptr<RadosImage> image_;
   CommittedImageSource* const source_;
   const uint64_t store_id_;
+  const std::string owner_;  // the manifest's owner while this writer has the image (RadosImage::Claim)
   const DrainOptions options_;
 
   // When DrainUntil must be done (at unmount): no write starts after it,

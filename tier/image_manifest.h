@@ -3,7 +3,10 @@
 // same bytes; tests/tier/image_manifest_test.cc pins them.
 //
 // Objects of an image (all in the RADOS namespace named after the image):
-//   "manifest"             this record, replaced whole (write_full, atomic)
+//   "manifest"             this record, replaced whole (write_full, atomic),
+//                          only by the writer its xattr "ckptfs.owner" names;
+//                          empty when a writer has claimed the image and not
+//                          yet published (read as no image)
 //   "seg.S.N"              bytes of local segment S in one incarnation; N is
 //                          unique within the image and never reused, so an
 //                          object, once the manifest names it, only ever gains
@@ -57,6 +60,9 @@ struct ImageManifest {
   static constexpr const char* kObject = "manifest";
   static constexpr const char* kLockObject = "lock";
   static constexpr const char* kLockName = "ckptfs.writer";  // the writer's exclusive lock
+  // The manifest object's xattr naming its writer ("store-ID/client.N"):
+  // a manifest is published only while it names the publisher.
+  static constexpr const char* kOwnerXattr = "ckptfs.owner";
 
   uint64_t store_id = 0;
   uint64_t publish_seq = 0;  // manifests published before this one, plus one

@@ -20,6 +20,8 @@
 #include "ceph_cluster.h"
 #include "drainer.h"
 #include "file_util.h"
+#include "image_manifest.h"
+#include "published_manifest.h"
 #include "rados_image.h"
 #include "rados_target.h"
 #include "util/mutex.h"
@@ -219,6 +221,52 @@ TEST(DrainerTest, ItsOwnClockRunsOnlyWhileACycleSends) {
   EXPECT_EQ(drainer.Stats().manifests_published, 2u);
   EXPECT_EQ(drainer.Stats().sending_ms, sending);
   drainer.Stop();
+}
+
+// A writer whose lock was broken while it was only hung (a takeover with
+// --no-fence, or after its fence lapsed) wakes with a newer commit: it must
+// send and publish nothing over the image of the writer that opened it since.
+TEST(DrainerTest, AWriterWhoseLockWasBrokenPublishesNothingOnceAnotherHasOpenedTheImage) {
+  const std::string image = CephCluster::UniqueImage("claimed");
+  ScriptedSegment hung;
+  hung.Commit(1, {{0, kSegmentBytes}}, 0, Random(kSegmentBytes, 9));
+  auto first = OpenDrainer(image, &hung);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_TRUE((*first)->DrainUntil(0, std::chrono::seconds(60)).ok());
+
+  auto admin = OpenImage(image);
+  ASSERT_TRUE(admin.ok()) << admin.status().ToString();
+  auto lockers = (*admin)->Lockers(ImageManifest::kLockObject, ImageManifest::kLockName);
+  ASSERT_TRUE(lockers.ok() && lockers->size() == 1u);
+  ASSERT_TRUE((*admin)->BreakLock(ImageManifest::kLockObject, ImageManifest::kLockName, lockers->front()).ok());
+
+  // The successor, three commits on (lsn 3), publishes its own image.
+  ScriptedSegment successor;
+  const std::string successor_bytes = Random(kSegmentBytes, 10);
+  successor.Commit(1, {{0, kSegmentBytes}}, 0, Random(kSegmentBytes, 9));
+  successor.Commit(1, {{0, kSegmentBytes}}, 0, Random(kSegmentBytes, 9));
+  successor.Commit(2, {{0, kSegmentBytes}}, 0, successor_bytes);
+  auto second = OpenDrainer(image, &successor);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  ASSERT_TRUE((*second)->DrainUntil(0, std::chrono::seconds(60)).ok());
+
+  // The first wakes with a commit of its own (lsn 2).
+  hung.Commit(2, {{0, kSegmentBytes}}, 0, Random(kSegmentBytes, 11));
+  Status woke = (*first)->DrainUntil(0, std::chrono::seconds(10));
+  EXPECT_FALSE(woke.ok());
+  EXPECT_TRUE((*first)->Stats().fenced);
+  EXPECT_EQ((*first)->Stats().uploaded_bytes, kSegmentBytes);  // nothing sent since it woke
+
+  auto manifest = ReadPublishedManifest(admin->get());
+  ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
+  EXPECT_EQ(manifest->commit_lsn, 3u) << "the woken writer published over its successor's image";
+  std::optional<RemoteSegment> held = (*second)->Published(kSegment, 2);
+  ASSERT_TRUE(held.has_value());
+  std::string got(kSegmentBytes, '\0');
+  ASSERT_TRUE((*second)->ReadRemote(held->object, 0, got.data(), got.size()).ok());
+  EXPECT_TRUE(got == successor_bytes);
+  (*first)->Stop();
+  (*second)->Stop();
 }
 
 TEST(DrainerTest, AnObjectSentToButNeverPublishedIsRemovedWithoutWaitingForARestart) {
