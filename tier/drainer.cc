@@ -160,8 +160,9 @@ Result<std::unique_ptr<Drainer>> Drainer::Open(std::unique_ptr<RadosImage> image
   CKPTFS_RETURN_IF_ERROR(locked);
   // The lock keeps out writers that ask for it; the claim also stops one
   // whose lock was broken while it was only hung, once its fence lapses or
-  // where none was set: its next cycle finds the manifest names this
-  // writer, and it publishes nothing more. Claimed before the manifest is
+  // where none was set: its next cycle with something to send, or its next
+  // publication, finds the manifest names this writer (docs/design.md, "One
+  // writer", says what that leaves open). Claimed before the manifest is
   // read, so that no publication of the old writer's can come after that
   // read.
   const std::string owner = cookie + "/" + image->ClientName();

@@ -17,7 +17,9 @@
 // flock proves it dead) takes the lock over; anyone else is refused. Each
 // writer also claims the manifest (RadosImage::Claim) and publishes only
 // while the manifest still names it, so a writer whose lock was broken
-// (`ckptfs-tier takeover`) publishes nothing once its successor has opened.
+// (`ckptfs-tier takeover`) and that wakes between cycles publishes nothing
+// once its successor has opened (docs/design.md, "One writer", says what
+// the claim leaves open).
 //
 // Errors (RADOS unreachable, slow, full) never reach the filesystem: the
 // cycle fails, is counted and logged, and is retried with backoff.
