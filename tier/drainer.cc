@@ -22,6 +22,10 @@
 namespace ckptfs {
 namespace {
 
+// An idle drain checks its claim this many claim_check_intervals apart:
+// one RADOS read every 10 s a mount, to find out that it is fenced.
+constexpr int kIdleClaimChecks = 10;
+
 int64_t WallNanos() {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -158,24 +162,36 @@ Result<std::unique_ptr<Drainer>> Drainer::Open(std::unique_ptr<RadosImage> image
     locked = image->Lock(ImageManifest::kLockObject, ImageManifest::kLockName, cookie, description);
   }
   CKPTFS_RETURN_IF_ERROR(locked);
+  // Made before the claim: from here on a failure to open releases the lock
+  // (~Drainer).
+  const std::string owner = cookie + "/" + image->ClientName();
+  std::unique_ptr<Drainer> d(new Drainer(std::move(image), source, store_id, owner, options));
+  auto another_store = [&](uint64_t theirs) {
+    char id[32];
+    std::snprintf(id, sizeof id, "%016" PRIx64, theirs);
+    return Status::Invalid(name + " holds the image of another store (" + id + ", this one is " +
+                           cookie.substr(6) + "): give each store its own image name");
+  };
+  // Another store's image is refused before it is claimed: a writer of
+  // that store whose lock was broken while it was only hung keeps it.
+  auto before_claim = ReadPublishedManifest(d->image_.get());
+  if (before_claim.ok() && before_claim->store_id != store_id) return another_store(before_claim->store_id);
+  if (!before_claim.ok() && !before_claim.status().IsNotFound()) return before_claim.status();
   // The lock keeps out writers that ask for it; the claim also stops one
   // whose lock was broken while it was only hung, once its fence lapses or
-  // where none was set: its next cycle with something to send, or its next
-  // publication, finds the manifest names this writer (docs/design.md, "One
-  // writer", says what that leaves open). Claimed before the manifest is
-  // read, so that no publication of the old writer's can come after that
-  // read.
-  const std::string owner = cookie + "/" + image->ClientName();
-  CKPTFS_RETURN_IF_ERROR(image->Claim(ImageManifest::kObject, ImageManifest::kOwnerXattr, owner));
-  std::unique_ptr<Drainer> d(new Drainer(std::move(image), source, store_id, owner, options));
+  // where none was set: it checks the claim before it sends, at least every
+  // claim_check_interval while it sends, before it removes objects, and
+  // with its publication (docs/design.md, "One writer", says what that
+  // leaves open). The manifest is read again after the claim, so that no
+  // publication of the old writer's can come after the read that counts.
+  CKPTFS_RETURN_IF_ERROR(d->image_->Claim(ImageManifest::kObject, ImageManifest::kOwnerXattr, owner));
+  {
+    MutexLock lock(&d->cycle_mu_);
+    d->claim_checked_at_ = std::chrono::steady_clock::now();
+  }
   auto decoded = ReadPublishedManifest(d->image_.get());
   if (decoded.ok()) {
-    if (decoded->store_id != store_id) {
-      char theirs[32];
-      std::snprintf(theirs, sizeof theirs, "%016" PRIx64, decoded->store_id);
-      return Status::Invalid(name + " holds the image of another store (" + theirs + ", this one is " +
-                             cookie.substr(6) + "): give each store its own image name");
-    }
+    if (decoded->store_id != store_id) return another_store(decoded->store_id);
     MutexLock lock(&d->cycle_mu_);
     d->published_ = std::move(*decoded);
     d->next_object_id_ = std::max<uint64_t>(d->next_object_id_, d->published_.next_object_id);
@@ -336,8 +352,14 @@ Status Drainer::CycleLocked() {
     if (behind && !behind_) behind_since_ = std::chrono::steady_clock::now();
     behind_ = behind;
   }
-  CollectGarbageLocked(/*all_due=*/false);
+  CKPTFS_RETURN_IF_ERROR(CollectGarbageLocked());
   if (published_.publish_seq != 0 && published_.commit_lsn >= committed && adopted_) {
+    // Idle, it still looks now and then: a writer whose lock was broken
+    // finds out, and stops offering the store evictions to an image that is
+    // not its own any more.
+    if (std::chrono::steady_clock::now() - claim_checked_at_ >= kIdleClaimChecks * options_.claim_check_interval) {
+      CKPTFS_RETURN_IF_ERROR(CheckClaimLocked());
+    }
     return ScanObjectsLocked();
   }
 
@@ -385,9 +407,7 @@ Status Drainer::CycleLocked() {
   // Still the image's writer? Only then are the pieces worth sending: the
   // claim of a writer that took the image over ends this one here, not at
   // the publication after a whole cycle's writes.
-  if (!pieces.empty()) {
-    CKPTFS_RETURN_IF_ERROR(image_->CheckOwner(ImageManifest::kObject, ImageManifest::kOwnerXattr, owner_));
-  }
+  if (!pieces.empty()) CKPTFS_RETURN_IF_ERROR(CheckClaimLocked());
   bool reused = false;
   Status sent = SendLocked(pieces, image.segment_size, &reused);
   if (sent.ok() && !reused) sent = PublishLocked(image);
@@ -421,6 +441,9 @@ void Drainer::DropUnpublishedLocked(uint32_t segment, const Known& k) {
 Status Drainer::ScanObjectsLocked() {
   if (scanned_) return Status::Ok();
   CKPTFS_ASSIGN_OR_RETURN(std::vector<std::string> names, image_->List());
+  // Listed while this writer still had the image: none of the names is of
+  // objects a successor made (it makes them after its claim).
+  CKPTFS_RETURN_IF_ERROR(CheckClaimLocked());
   std::set<std::string> named = ObjectNames(published_);
   // A dead writer's object may share an id with one this daemon created
   // before the scan; the name tells them apart unless the segment matches
@@ -621,6 +644,15 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, uint64_t segment_by
       break;
     }
     if (in_flight.size() >= options_.max_in_flight) complete_one();
+    // A writer that stalled here (hung, stopped, its host paused) may have
+    // had its lock broken and its image taken over meanwhile.
+    if (std::chrono::steady_clock::now() - claim_checked_at_ >= options_.claim_check_interval) {
+      failed = CheckClaimLocked();
+      if (!failed.ok()) {
+        free_buffers.push_back(r.buffer);
+        break;
+      }
+    }
     in_flight.push_back({image_->StartWrite(ImageManifest::ObjectName(r.piece.segment, r.object_id),
                                             std::move(*l.payload), r.piece.offset, hint, &written_signal),
                          r.piece, l.crc, r.buffer});
@@ -690,11 +722,18 @@ Status Drainer::PublishLocked(const CommittedImage& image) {
   return Status::Ok();
 }
 
-void Drainer::CollectGarbageLocked(bool all_due) {
+Status Drainer::CollectGarbageLocked() {
   const auto now = std::chrono::steady_clock::now();
+  if (std::none_of(garbage_.begin(), garbage_.end(), [&](const auto& g) { return g.first <= now; })) {
+    return Status::Ok();
+  }
+  // Not for a writer whose image was taken over: a name it queued may be
+  // one its successor has given an object since (the successor's ids start
+  // where the last manifest's end, and a listing may have found past them).
+  CKPTFS_RETURN_IF_ERROR(CheckClaimLocked());
   uint64_t removed = 0;
   for (auto it = garbage_.begin(); it != garbage_.end();) {
-    if (!all_due && it->first > now) {
+    if (it->first > now) {
       ++it;
       continue;
     }
@@ -706,9 +745,16 @@ void Drainer::CollectGarbageLocked(bool all_due) {
     ++removed;
     it = garbage_.erase(it);
   }
-  if (removed == 0) return;
+  if (removed == 0) return Status::Ok();
   MutexLock lock(&stats_mu_);
   stats_.objects_removed += removed;
+  return Status::Ok();
+}
+
+Status Drainer::CheckClaimLocked() {
+  CKPTFS_RETURN_IF_ERROR(image_->CheckOwner(ImageManifest::kObject, ImageManifest::kOwnerXattr, owner_));
+  claim_checked_at_ = std::chrono::steady_clock::now();
+  return Status::Ok();
 }
 
 void Drainer::UpdateViewLocked(const CommittedImage* image) {

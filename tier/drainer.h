@@ -15,11 +15,12 @@
 // image's lock object. The lock's cookie names the local store, so a daemon
 // of the same store (whose previous daemon was killed: the local store's
 // flock proves it dead) takes the lock over; anyone else is refused. Each
-// writer also claims the manifest (RadosImage::Claim) and publishes only
-// while the manifest still names it, so a writer whose lock was broken
-// (`ckptfs-tier takeover`) and that wakes between cycles publishes nothing
-// once its successor has opened (docs/design.md, "One writer", says what
-// the claim leaves open).
+// writer also claims the manifest (RadosImage::Claim), and sends, removes
+// and publishes only while the manifest still names it, checked before
+// each of these and at least every claim_check_interval while it sends: a
+// writer whose lock was broken (`ckptfs-tier takeover`) while it was hung
+// stops once it wakes and its successor has opened (docs/design.md, "One
+// writer", says what the claim leaves open).
 //
 // Errors (RADOS unreachable, slow, full) never reach the filesystem: the
 // cycle fails, is counted and logged, and is retried with backoff.
@@ -77,6 +78,11 @@ struct DrainOptions {
   // 0 for either: drain at once, always.
   uint64_t busy_bytes_per_second = 64ull << 20;
   std::chrono::milliseconds max_deferral{60000};
+  // The most time between checks of the writer's claim on the image while
+  // it sends (ten times it while it idles): a writer that stalls longer and
+  // wakes to find its image taken over starts no write after that
+  // (docs/design.md, "One writer").
+  std::chrono::milliseconds claim_check_interval{1000};
 };
 
 class Drainer : public RemoteTier {
@@ -148,7 +154,10 @@ class Drainer : public RemoteTier {
   // incarnations `image` names (null: not known, as for a manifest read at
   // Open: nothing is evictable until the first publish).
   void UpdateViewLocked(const CommittedImage* image) REQUIRES(cycle_mu_) EXCLUDES(view_mu_);
-  void CollectGarbageLocked(bool all_due) REQUIRES(cycle_mu_);
+  // Removes the garbage that is due, if the image is still this writer's.
+  Status CollectGarbageLocked() REQUIRES(cycle_mu_);
+  // Ok while the manifest still names this writer (RadosImage::CheckOwner).
+  Status CheckClaimLocked() REQUIRES(cycle_mu_);
   void Tick() EXCLUDES(cycle_mu_);
   // True while a burst is on and the drain may still wait for it to end.
   bool DeferForBurstLocked() REQUIRES(cycle_mu_);
@@ -175,6 +184,8 @@ class Drainer : public RemoteTier {
   uint64_t next_object_id_ GUARDED_BY(cycle_mu_) = 1;
   ImageManifest published_ GUARDED_BY(cycle_mu_);  // publish_seq 0: none yet
   std::chrono::steady_clock::time_point retry_at_ GUARDED_BY(cycle_mu_);
+  // When the claim was last found to be this writer's.
+  std::chrono::steady_clock::time_point claim_checked_at_ GUARDED_BY(cycle_mu_);
   std::chrono::milliseconds backoff_ GUARDED_BY(cycle_mu_){0};
   uint64_t last_bytes_written_ GUARDED_BY(cycle_mu_) = 0;
   std::chrono::steady_clock::time_point last_tick_ GUARDED_BY(cycle_mu_);

@@ -4,13 +4,17 @@
 // first capture still holds its old bytes past that), and a drain given a
 // deadline starts no write after it, an object that a cycle cut short
 // sent chunks to, and no manifest named, is removed, and a wait for a newer
-// image misses none published before it began. The store side is a
+// image misses none published before it began. A writer whose lock was
+// broken while it was hung, and that wakes between cycles, in the middle of
+// one or idle, sends, publishes and removes nothing once its successor has
+// opened the image. The store side is a
 // segment held in memory whose incarnation, written ranges and bytes the
 // test sets.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -71,6 +75,12 @@ class ScriptedSegment : public CommittedImageSource {
   bool SpaceIsLow() const override { return false; }
   Result<bool> ReadSegment(uint32_t segment, uint64_t incarnation, uint64_t offset, void* buf,
                            size_t len) override EXCLUDES(mu_) {
+    std::function<void()> stall;
+    {
+      MutexLock lock(&mu_);
+      if (stall_ && stall_after_reads_-- == 0) stall = std::move(stall_);
+    }
+    if (stall) stall();  // without the lock: the drain's other reads go on
     MutexLock lock(&mu_);
     if (handout_ && handout_->after_reads-- == 0) {
       // Handed out again in the middle of the drain's reads.
@@ -90,10 +100,19 @@ class ScriptedSegment : public CommittedImageSource {
     MutexLock lock(&mu_);
     handout_ = Handout{reads, incarnation, std::move(bytes)};
   }
+  // After `reads` more reads, the one reading next runs `stall` first, as
+  // a drain whose process stops there would wait for it.
+  void StallAfter(int reads, std::function<void()> stall) EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    stall_after_reads_ = reads;
+    stall_ = std::move(stall);
+  }
   void AttachTier(RemoteTier*) override {}
 
  private:
   mutable Mutex mu_;
+  int stall_after_reads_ GUARDED_BY(mu_) = 0;
+  std::function<void()> stall_ GUARDED_BY(mu_);
   std::string bytes_ GUARDED_BY(mu_);
   uint64_t incarnation_ GUARDED_BY(mu_) = 0;
   std::vector<ByteRange> written_ GUARDED_BY(mu_);
@@ -113,10 +132,30 @@ Result<std::unique_ptr<RadosImage>> OpenImage(const std::string& image) {
 }
 
 Result<std::unique_ptr<Drainer>> OpenDrainer(const std::string& image, ScriptedSegment* source,
-                                             DrainOptions options = {}) {
+                                             DrainOptions options = {}, uint64_t store_id = kStoreId) {
   CKPTFS_ASSIGN_OR_RETURN(std::unique_ptr<RadosImage> rados, OpenImage(image));
   options.busy_bytes_per_second = 0;  // no burst to wait for
-  return Drainer::Open(std::move(rados), source, kStoreId, options);
+  return Drainer::Open(std::move(rados), source, store_id, options);
+}
+
+// Breaks the image's writer lock, as `ckptfs-tier takeover --no-fence` does.
+void BreakWriterLock(const std::string& image) {
+  auto admin = OpenImage(image);
+  ASSERT_TRUE(admin.ok()) << admin.status().ToString();
+  auto lockers = (*admin)->Lockers(ImageManifest::kLockObject, ImageManifest::kLockName);
+  ASSERT_TRUE(lockers.ok() && lockers->size() == 1u);
+  ASSERT_TRUE((*admin)->BreakLock(ImageManifest::kLockObject, ImageManifest::kLockName, lockers->front()).ok());
+}
+
+// The bytes of the segment the drainer's published image holds as
+// `incarnation`, read back from RADOS; empty when it holds none.
+std::string ReadBack(Drainer* drainer, uint64_t incarnation) {
+  std::optional<RemoteSegment> held = drainer->Published(kSegment, incarnation);
+  if (!held.has_value()) return "";
+  std::string got(kSegmentBytes, '\0');
+  Status read = drainer->ReadRemote(held->object, 0, got.data(), got.size());
+  EXPECT_TRUE(read.ok()) << read.ToString();
+  return read.ok() ? got : "";
 }
 
 // The image's segment objects ("seg.S.N").
@@ -234,11 +273,7 @@ TEST(DrainerTest, AWriterWhoseLockWasBrokenPublishesNothingOnceAnotherHasOpenedT
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   ASSERT_TRUE((*first)->DrainUntil(0, std::chrono::seconds(60)).ok());
 
-  auto admin = OpenImage(image);
-  ASSERT_TRUE(admin.ok()) << admin.status().ToString();
-  auto lockers = (*admin)->Lockers(ImageManifest::kLockObject, ImageManifest::kLockName);
-  ASSERT_TRUE(lockers.ok() && lockers->size() == 1u);
-  ASSERT_TRUE((*admin)->BreakLock(ImageManifest::kLockObject, ImageManifest::kLockName, lockers->front()).ok());
+  BreakWriterLock(image);
 
   // The successor, three commits on (lsn 3), publishes its own image.
   ScriptedSegment successor;
@@ -257,16 +292,140 @@ TEST(DrainerTest, AWriterWhoseLockWasBrokenPublishesNothingOnceAnotherHasOpenedT
   EXPECT_TRUE((*first)->Stats().fenced);
   EXPECT_EQ((*first)->Stats().uploaded_bytes, kSegmentBytes);  // nothing sent since it woke
 
+  auto admin = OpenImage(image);
+  ASSERT_TRUE(admin.ok()) << admin.status().ToString();
   auto manifest = ReadPublishedManifest(admin->get());
   ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
   EXPECT_EQ(manifest->commit_lsn, 3u) << "the woken writer published over its successor's image";
-  std::optional<RemoteSegment> held = (*second)->Published(kSegment, 2);
-  ASSERT_TRUE(held.has_value());
-  std::string got(kSegmentBytes, '\0');
-  ASSERT_TRUE((*second)->ReadRemote(held->object, 0, got.data(), got.size()).ok());
-  EXPECT_TRUE(got == successor_bytes);
+  EXPECT_TRUE(ReadBack(second->get(), 2) == successor_bytes);
   (*first)->Stop();
   (*second)->Stop();
+}
+
+// The same writer stalls in the middle of a cycle, between reading a piece
+// and sending it, and its successor opens meanwhile: the successor's ids
+// start where the last manifest's end, so the rest of the stalled cycle
+// would go into the object the successor just filled.
+TEST(DrainerTest, AWriterThatStallsInTheMiddleOfACycleSendsNoMoreOnceAnotherHasOpenedTheImage) {
+  const std::string image = CephCluster::UniqueImage("stalled");
+  ScriptedSegment hung;
+  hung.Commit(1, {{0, kSegmentBytes}}, 0, Random(kSegmentBytes, 12));
+  auto first = OpenDrainer(image, &hung);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_TRUE((*first)->DrainUntil(0, std::chrono::seconds(60)).ok());
+
+  ScriptedSegment successor;
+  const std::string successor_bytes = Random(kSegmentBytes, 13);
+  // Two commits: a newer one than the image holds (lsn 1).
+  for (int commit = 0; commit < 2; ++commit) successor.Commit(3, {{0, kSegmentBytes}}, 0, successor_bytes);
+  std::unique_ptr<Drainer> second;
+  Status successor_drained = Status::IOError("the stall never came");
+  hung.StallAfter(0, [&] {
+    const auto stalled_at = std::chrono::steady_clock::now();
+    BreakWriterLock(image);
+    auto opened = OpenDrainer(image, &successor);
+    if (!opened.ok()) {
+      successor_drained = opened.status();
+      return;
+    }
+    second = std::move(*opened);
+    successor_drained = second->DrainUntil(0, std::chrono::seconds(60));
+    // A stall longer than the claim's check interval (1 s).
+    std::this_thread::sleep_until(stalled_at + std::chrono::milliseconds(1500));
+  });
+  hung.Commit(2, {{0, kSegmentBytes}}, 0, Random(kSegmentBytes, 14));
+  Status woke = (*first)->DrainUntil(0, std::chrono::seconds(60));
+  ASSERT_TRUE(successor_drained.ok()) << successor_drained.ToString();
+  EXPECT_FALSE(woke.ok());
+  EXPECT_TRUE((*first)->Stats().fenced);
+  EXPECT_EQ((*first)->Stats().uploaded_bytes, kSegmentBytes);  // nothing sent since it stalled
+  EXPECT_TRUE(ReadBack(second.get(), 3) == successor_bytes)
+      << "the stalled writer sent the rest of its cycle over its successor's object";
+  (*first)->Stop();
+  second->Stop();
+}
+
+// A writer whose lock was broken, idle when it wakes, still has garbage due:
+// an object an earlier listing found unnamed, whose name its successor has
+// given one of its own objects since. It must remove nothing.
+TEST(DrainerTest, AWriterWhoseLockWasBrokenRemovesNothingOnceAnotherHasOpenedTheImage) {
+  const std::string image = CephCluster::UniqueImage("gc-claimed");
+  // Left by a writer that died before it named it: the next id after the
+  // first writer's first object.
+  const std::string leftover = ImageManifest::ObjectName(kSegment, 2);
+  {
+    auto admin = OpenImage(image);
+    ASSERT_TRUE(admin.ok()) << admin.status().ToString();
+    ASSERT_TRUE((*admin)->WriteWhole(leftover, "left over").ok());
+  }
+  ScriptedSegment hung;
+  hung.Commit(1, {{0, kSegmentBytes}}, 0, Random(kSegmentBytes, 15));
+  DrainOptions soon;
+  soon.gc_delay = std::chrono::seconds(2);
+  auto first = OpenDrainer(image, &hung, soon);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  // Its first object is id 1; the listing after its first publication puts
+  // the leftover in its garbage.
+  ASSERT_TRUE((*first)->DrainUntil(0, std::chrono::seconds(60)).ok());
+  ASSERT_TRUE((*first)->Published(kSegment, 1).has_value());
+  ASSERT_EQ((*first)->Published(kSegment, 1)->object, 1u);
+  const auto listed_by = std::chrono::steady_clock::now();
+
+  BreakWriterLock(image);
+  ScriptedSegment successor;
+  const std::string successor_bytes = Random(kSegmentBytes, 16);
+  // Two commits: a newer one than the image holds (lsn 1).
+  for (int commit = 0; commit < 2; ++commit) successor.Commit(2, {{0, kSegmentBytes}}, 0, successor_bytes);
+  auto second = OpenDrainer(image, &successor);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  ASSERT_TRUE((*second)->DrainUntil(0, std::chrono::seconds(60)).ok());
+  ASSERT_TRUE((*second)->Published(kSegment, 2).has_value());
+  ASSERT_EQ((*second)->Published(kSegment, 2)->object, 2u);  // the leftover's name, its object now
+
+  // The first wakes once its garbage is due, with nothing to send.
+  std::this_thread::sleep_until(listed_by + soon.gc_delay + std::chrono::milliseconds(200));
+  (*first)->Start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!(*first)->Stats().fenced && (*first)->Stats().objects_removed == 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE((*first)->Stats().fenced);
+  EXPECT_EQ((*first)->Stats().objects_removed, 0u);
+  EXPECT_TRUE(ReadBack(second->get(), 2) == successor_bytes) << "the woken writer removed its successor's object";
+  (*first)->Stop();
+  (*second)->Stop();
+}
+
+// Another store's image is refused before it is claimed or kept locked: the
+// image's own writer, whose lock was broken while it was only hung, goes on.
+TEST(DrainerTest, AnotherStoresImageIsRefusedWithoutClaimingItOrKeepingItsLock) {
+  const std::string image = CephCluster::UniqueImage("other-store");
+  ScriptedSegment hung;
+  hung.Commit(1, {{0, kSegmentBytes}}, 0, Random(kSegmentBytes, 17));
+  auto first = OpenDrainer(image, &hung);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_TRUE((*first)->DrainUntil(0, std::chrono::seconds(60)).ok());
+  BreakWriterLock(image);
+
+  ScriptedSegment other;
+  auto refused = OpenDrainer(image, &other, {}, kStoreId + 1);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Status::Code::kInvalid) << refused.status().ToString();
+  EXPECT_NE(refused.status().ToString().find("another store"), std::string::npos) << refused.status().ToString();
+  auto admin = OpenImage(image);
+  ASSERT_TRUE(admin.ok()) << admin.status().ToString();
+  auto lockers = (*admin)->Lockers(ImageManifest::kLockObject, ImageManifest::kLockName);
+  ASSERT_TRUE(lockers.ok()) << lockers.status().ToString();
+  EXPECT_TRUE(lockers->empty()) << "the refused open kept the writer lock";
+
+  const std::string newer = Random(kSegmentBytes, 18);
+  hung.Commit(2, {{0, kSegmentBytes}}, 0, newer);
+  Status woke = (*first)->DrainUntil(0, std::chrono::seconds(60));
+  EXPECT_TRUE(woke.ok()) << woke.ToString();
+  EXPECT_FALSE((*first)->Stats().fenced);
+  EXPECT_TRUE(ReadBack(first->get(), 2) == newer);
+  (*first)->Stop();
 }
 
 TEST(DrainerTest, AnObjectSentToButNeverPublishedIsRemovedWithoutWaitingForARestart) {

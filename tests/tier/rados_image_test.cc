@@ -133,6 +133,9 @@ TEST(RadosImageTest, AnObjectIsWrittenWholeOnlyByTheOwnerItsClaimNames) {
   EXPECT_TRUE((*first)->Fenced());
   EXPECT_FALSE((*first)->CheckOwner("record", kOwner, "first").ok());
   EXPECT_FALSE((*second)->Fenced());
+  auto kept = (*second)->ReadWhole("record");
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  EXPECT_EQ(*kept, "one") << "the refused write reached the object";
   ASSERT_TRUE((*second)->WriteWholeIfOwner("record", "three", kOwner, "second").ok());
   auto now = (*second)->ReadWhole("record");
   ASSERT_TRUE(now.ok()) << now.status().ToString();
