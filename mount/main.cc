@@ -236,6 +236,23 @@ int main(int argc, char* argv[]) {
     return 1;
   }
 
+  // The session is made before the store opens: libfuse checks its own
+  // options there, and one it refuses should fail the mount at once, not
+  // after a store's replay or a connect to the cluster.
+  std::string fsname = "-ofsname=" + ckptfs::MountSource(config.store_path);
+  fuse_opt_add_arg(&args, "-odefault_permissions");
+  fuse_opt_add_arg(&args, fsname.c_str());
+  fuse_opt_add_arg(&args, "-osubtype=ckptfs");
+  // A RADOS image has one writer, its node's daemon: a mount of it
+  // elsewhere is read-only, in the kernel too.
+  if (ckptfs::IsRadosSpec(config.store_path)) fuse_opt_add_arg(&args, "-oro");
+  ckptfs::FuseContext ctx(/*filesystem=*/nullptr, config.fuse);  // the store once it is open
+  fuse_lowlevel_ops ops = ckptfs::MakeFuseOperations();
+  std::unique_ptr<fuse_session, decltype(&fuse_session_destroy)> session(
+      fuse_session_new(&args, &ops, sizeof(ops), &ctx), &fuse_session_destroy);
+  if (!session) return 2;  // libfuse has printed which option it refused
+  fuse_session* se = session.get();
+
   // The restore cache is locked before any fork, so no other mount can take
   // it between the check and the child that serves.
   int cache_fd = -1;
@@ -284,23 +301,8 @@ int main(int argc, char* argv[]) {
     tier = std::move(checked).value();
   }
 
-  std::string fsname = "-ofsname=" + ckptfs::MountSource(config.store_path);
-  fuse_opt_add_arg(&args, "-odefault_permissions");
-  fuse_opt_add_arg(&args, fsname.c_str());
-  fuse_opt_add_arg(&args, "-osubtype=ckptfs");
-  // A RADOS image has one writer, its node's daemon: a mount of it
-  // elsewhere is read-only, in the kernel too.
-  if (ckptfs::IsRadosSpec(config.store_path)) fuse_opt_add_arg(&args, "-oro");
-
-  ckptfs::FuseContext ctx(fs.get(), config.fuse);
+  ctx.fs = fs.get();
   if (tier) ctx.tier_stats = [&tier] { return tier->Stats(); };
-  fuse_lowlevel_ops ops = ckptfs::MakeFuseOperations();
-  fuse_session* se = fuse_session_new(&args, &ops, sizeof(ops), &ctx);
-  if (!se) {
-    // libfuse has printed which option it refused.
-    fuse_opt_free_args(&args);
-    return 2;
-  }
   // Why the mount never served, if it did not; libfuse has printed the
   // details (say, that /dev/fuse cannot be opened).
   std::string not_served;
@@ -357,7 +359,7 @@ int main(int argc, char* argv[]) {
     }
     fuse_remove_signal_handlers(se);
   }
-  fuse_session_destroy(se);
+  session.reset();
   free(opts.mountpoint);
   fuse_opt_free_args(&args);
 

@@ -66,6 +66,11 @@ TEST(BadInput, UnknownAndMalformedOptionsAreNamed) {
   std::string out;
   EXPECT_NE(RunDaemon(store.store() + " " + store.mountpoint() + " -o no_such_option", &out), 0);
   EXPECT_NE(out.find("no_such_option"), std::string::npos) << out;
+  // Before the store is opened: the option is what is wrong, whatever the
+  // store (a replay, a connect to a cluster) would have taken or said.
+  EXPECT_EQ(RunDaemon(store.dir() + "/no-such-store " + store.mountpoint() + " -o no_such_option", &out), 2);
+  EXPECT_NE(out.find("no_such_option"), std::string::npos) << out;
+  EXPECT_EQ(out.find("no-such-store"), std::string::npos) << out;
   EXPECT_EQ(RunDaemon(store.store() + " " + store.mountpoint() + " -o memory=lots", &out), 2);
   EXPECT_NE(out.find("memory=lots"), std::string::npos) << out;
   EXPECT_EQ(RunDaemon(store.store() + " " + store.mountpoint() + " -o log_level=loud", &out), 2);

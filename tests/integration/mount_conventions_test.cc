@@ -263,10 +263,10 @@ TEST(MountConventions, StandardMountOptionsAreAccepted) {
 
 // relatime, strictatime, lazytime, nodiratime and iversion are standard
 // mount(8) options (relatime is in many fstab lines) but libfuse refuses
-// them ("fuse: unknown option(s): `-o relatime'") and the daemon exits 2.
-// atime and diratime are refused too when given to the daemon directly
-// (mount(8) consumes those two itself). ckptfs never updates atime, so it
-// could accept and drop them all. Disabled until mount/mount_config.cc does.
+// them ("fuse: unknown option(s): `-o relatime'"), and atime and diratime
+// too when given to the daemon directly (mount(8) consumes those two
+// itself). ckptfs never updates atime: mount/mount_config.cc accepts and
+// drops them all.
 TEST(MountConventions, AtimeMountOptionsAreAccepted) {
   MountedStore store;
   ASSERT_EQ(store.Format("256M"), 0);
