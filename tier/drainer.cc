@@ -22,10 +22,6 @@
 namespace ckptfs {
 namespace {
 
-// An idle drain checks its claim this many claim_check_intervals apart:
-// one RADOS read every 10 s a mount, to find out that it is fenced.
-constexpr int kIdleClaimChecks = 10;
-
 int64_t WallNanos() {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -179,11 +175,11 @@ Result<std::unique_ptr<Drainer>> Drainer::Open(std::unique_ptr<RadosImage> image
   if (!before_claim.ok() && !before_claim.status().IsNotFound()) return before_claim.status();
   // The lock keeps out writers that ask for it; the claim also stops one
   // whose lock was broken while it was only hung, once its fence lapses or
-  // where none was set: it checks the claim before it sends, at least every
-  // claim_check_interval while it sends, before it removes objects, and
-  // with its publication (docs/design.md, "One writer", says what that
-  // leaves open). The manifest is read again after the claim, so that no
-  // publication of the old writer's can come after the read that counts.
+  // where none was set: it checks the claim before a cycle sends, before it
+  // removes objects, and with its publication, and each of its writes
+  // checks its object's own owner (docs/design.md, "One writer"). The
+  // manifest is read again after the claim, so that no publication of the
+  // old writer's can come after the read that counts.
   CKPTFS_RETURN_IF_ERROR(d->image_->Claim(ImageManifest::kObject, ImageManifest::kOwnerXattr, owner));
   {
     MutexLock lock(&d->cycle_mu_);
@@ -357,7 +353,7 @@ Status Drainer::CycleLocked() {
     // Idle, it still looks now and then: a writer whose lock was broken
     // finds out, and stops offering the store evictions to an image that is
     // not its own any more.
-    if (std::chrono::steady_clock::now() - claim_checked_at_ >= kIdleClaimChecks * options_.claim_check_interval) {
+    if (std::chrono::steady_clock::now() - claim_checked_at_ >= options_.idle_claim_check) {
       CKPTFS_RETURN_IF_ERROR(CheckClaimLocked());
     }
     return ScanObjectsLocked();
@@ -408,18 +404,19 @@ Status Drainer::CycleLocked() {
   // claim of a writer that took the image over ends this one here, not at
   // the publication after a whole cycle's writes.
   if (!pieces.empty()) CKPTFS_RETURN_IF_ERROR(CheckClaimLocked());
-  bool reused = false;
-  Status sent = SendLocked(pieces, image.segment_size, &reused);
-  if (sent.ok() && !reused) sent = PublishLocked(image);
+  bool redo = false;
+  Status sent = SendLocked(pieces, image.segment_size, &redo);
+  if (sent.ok() && !redo) sent = PublishLocked(image);
   if (!pieces.empty()) {
     MutexLock lock(&stats_mu_);
     sending_ += std::chrono::steady_clock::now() - sending_start;
     stats_.sending_ms = std::chrono::duration_cast<std::chrono::milliseconds>(sending_).count();
   }
   CKPTFS_RETURN_IF_ERROR(sent);
-  if (reused) {
-    // A segment this commit needs was handed out again while we copied it:
-    // the commit cannot be completed, a newer one will not need it.
+  if (redo) {
+    // A segment this commit needs was handed out again while we copied it
+    // (a newer commit will not need it), or an object id was taken: the
+    // next cycle goes on from what arrived.
     MutexLock lock(&stats_mu_);
     ++stats_.retries;
     return Status::Ok();
@@ -497,7 +494,7 @@ Status Drainer::AdoptLocked(const CommittedImage& image) {
     }
     if (!same) continue;
     for (const ImageChunk& c : chunks) adopted += c.length;
-    known_[s.segment] = Known{s.incarnation, theirs->object_id, chunks};
+    known_[s.segment] = Known{s.incarnation, theirs->object_id, chunks, Ownership::kToTakeOver};
   }
   adopted_ = true;
   MutexLock lock(&stats_mu_);
@@ -509,7 +506,7 @@ Status Drainer::AdoptLocked(const CommittedImage& image) {
   return Status::Ok();
 }
 
-Status Drainer::SendLocked(const std::vector<Piece>& pieces, uint64_t segment_bytes, bool* segment_reused) {
+Status Drainer::SendLocked(const std::vector<Piece>& pieces, uint64_t segment_bytes, bool* redo) {
   // 64 KiB checksum blocks: BlueStore's default blob size caps them there
   // anyway; asking for no more keeps a restore, which reads runs (4 KiB-
   // aligned, up to 1 MiB) anywhere in an object, from reading more than a
@@ -536,6 +533,7 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, uint64_t segment_by
     Piece piece;
     uint32_t crc;
     size_t buffer;
+    Ownership before;  // the object's, before this write was sent
   };
   // send_buffers_ outlives every read below, and is a deque, so that
   // adding a buffer moves none that a read is filling. A buffer goes back
@@ -549,6 +547,7 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, uint64_t segment_by
   RadosImage::CompletionSignal written_signal;
   std::deque<Reading> reading;
   std::deque<InFlight> in_flight;
+  std::set<uint32_t> contested;  // segments whose object refused a write for its owner
   Status failed;
   // Waits for the first write to finish, whichever it is; a chunk that
   // arrived is the image's from now on.
@@ -565,6 +564,10 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, uint64_t segment_by
     auto written = f.op->Wait();
     free_buffers.push_back(f.buffer);
     if (!written.ok()) {
+      // A first write that failed may not have made or taken the object
+      // over: the next one tries again, as the first.
+      if (f.before != Ownership::kOwned) known_[f.piece.segment].ownership = f.before;
+      if (written.status().code() == Status::Code::kExists) contested.insert(f.piece.segment);
       if (failed.ok()) failed = written.status();
       return;
     }
@@ -615,7 +618,7 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, uint64_t segment_by
     }
   };
 
-  while (failed.ok() && !*segment_reused) {
+  while (failed.ok() && !*redo) {
     start_reads();
     if (reading.empty()) {
       if (next == pieces.size()) break;
@@ -640,22 +643,29 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, uint64_t segment_by
     if (!l.unchanged.ok() || !*l.unchanged) {
       free_buffers.push_back(r.buffer);
       if (!l.unchanged.ok()) failed = l.unchanged.status();
-      else *segment_reused = true;
+      else *redo = true;
       break;
     }
     if (in_flight.size() >= options_.max_in_flight) complete_one();
     // A writer that stalled here (hung, stopped, its host paused) may have
-    // had its lock broken and its image taken over meanwhile.
-    if (std::chrono::steady_clock::now() - claim_checked_at_ >= options_.claim_check_interval) {
-      failed = CheckClaimLocked();
-      if (!failed.ok()) {
-        free_buffers.push_back(r.buffer);
-        break;
-      }
+    // had its lock broken and its image taken over meanwhile: each write
+    // shows it is the object's owner's (WriteAsLocked), so a successor's
+    // objects refuse it.
+    Known& k = known_[r.piece.segment];
+    std::string from;
+    auto as = WriteAsLocked(r.piece.segment, k, &from);
+    if (!as.ok()) {
+      failed = as.status();
+      free_buffers.push_back(r.buffer);
+      break;
     }
+    const Ownership before = k.ownership;
+    // The writes after this one go as the owner's: RADOS applies one
+    // client's operations on an object in the order they were sent.
+    k.ownership = Ownership::kOwned;
     in_flight.push_back({image_->StartWrite(ImageManifest::ObjectName(r.piece.segment, r.object_id),
-                                            std::move(*l.payload), r.piece.offset, hint, &written_signal),
-                         r.piece, l.crc, r.buffer});
+                                            std::move(*l.payload), r.piece.offset, hint, *as, &written_signal),
+                         r.piece, l.crc, r.buffer, before});
   }
   // Abandoned reads: their bytes are not sent, and get() drops their
   // payloads' references, so that only librados' own keep a buffer below.
@@ -664,9 +674,68 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, uint64_t segment_by
   // Only the buffers librados still holds stay, to be counted next cycle;
   // the rest would sit idle between drains (about 20 MiB a mount).
   std::erase_if(buffers, [](const RadosImage::SendBuffer& b) { return !b.InUse(); });
-  MutexLock lock(&stats_mu_);
-  stats_.held_send_buffers = buffers.size();
-  return failed;
+  {
+    MutexLock lock(&stats_mu_);
+    stats_.held_send_buffers = buffers.size();
+  }
+  if (contested.empty() || failed.code() != Status::Code::kExists) return failed;
+  CKPTFS_RETURN_IF_ERROR(SettleContestedLocked(contested));
+  *redo = true;  // with the objects settled, the next cycle sends again
+  return Status::Ok();
+}
+
+Result<RadosImage::WriteAs> Drainer::WriteAsLocked(uint32_t segment, const Known& k, std::string* from) {
+  RadosImage::WriteAs as{RadosImage::WriteAs::Mode::kOwner, ImageManifest::kOwnerXattr, owner_};
+  switch (k.ownership) {
+    case Ownership::kOwned:
+      return as;
+    case Ownership::kToCreate:
+      as.mode = RadosImage::WriteAs::Mode::kCreate;
+      return as;
+    case Ownership::kToTakeOver: {
+      // Looked up before the claim is checked: while the manifest still
+      // names this writer, no successor has taken the object, so the owner
+      // found is a previous writer's, and a successor's taking it between
+      // here and the write refuses the write.
+      CKPTFS_ASSIGN_OR_RETURN(*from,
+                              image_->Owner(ImageManifest::ObjectName(segment, k.object_id), ImageManifest::kOwnerXattr));
+      CKPTFS_RETURN_IF_ERROR(CheckClaimLocked());
+      as.mode = RadosImage::WriteAs::Mode::kTakeOver;
+      as.from = *from;
+      return as;
+    }
+  }
+  return as;
+}
+
+Status Drainer::SettleContestedLocked(const std::set<uint32_t>& segments) {
+  bool taken = false;
+  for (uint32_t segment : segments) {
+    Known& k = known_[segment];
+    auto owner = image_->Owner(ImageManifest::ObjectName(segment, k.object_id), ImageManifest::kOwnerXattr);
+    if (!owner.ok() && !owner.status().IsNotFound()) return owner.status();
+    // This writer's own first write, reported failed (timed out), arrived.
+    if (owner.ok() && *owner == owner_) {
+      k.ownership = Ownership::kOwned;
+      continue;
+    }
+    // Another's: a successor's, if the manifest names one.
+    CKPTFS_RETURN_IF_ERROR(CheckClaimLocked());
+    // Else one a writer left under the id it was about to name (the
+    // listing that moves ids past those had not run yet), or an object
+    // this writer never made it into. Not this writer's to remove or fill.
+    k.object_id = 0;
+    taken = true;
+  }
+  if (!taken) return Status::Ok();
+  // The listing puts ids past every object there, and sends the one left
+  // to the garbage if no manifest names it.
+  CKPTFS_RETURN_IF_ERROR(ScanObjectsLocked());
+  for (uint32_t segment : segments) {
+    Known& k = known_[segment];
+    if (k.object_id == 0) k = Known{k.incarnation, next_object_id_++, {}, Ownership::kToCreate};
+  }
+  return Status::Ok();
 }
 
 Status Drainer::PublishLocked(const CommittedImage& image) {

@@ -16,11 +16,12 @@
 // of the same store (whose previous daemon was killed: the local store's
 // flock proves it dead) takes the lock over; anyone else is refused. Each
 // writer also claims the manifest (RadosImage::Claim), and sends, removes
-// and publishes only while the manifest still names it, checked before
-// each of these and at least every claim_check_interval while it sends: a
-// writer whose lock was broken (`ckptfs-tier takeover`) while it was hung
-// stops once it wakes and its successor has opened (docs/design.md, "One
-// writer", says what the claim leaves open).
+// and publishes only while the manifest still names it; each object names
+// its owner too, and every write to it is refused unless it is its
+// owner's (RadosImage::WriteAs). So a writer whose lock was broken
+// (`ckptfs-tier takeover`) while it was hung writes nothing into its
+// successor's image when it wakes, not even writes it had in flight
+// (docs/design.md, "One writer").
 //
 // Errors (RADOS unreachable, slow, full) never reach the filesystem: the
 // cycle fails, is counted and logged, and is retried with backoff.
@@ -45,6 +46,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -78,11 +80,10 @@ struct DrainOptions {
   // 0 for either: drain at once, always.
   uint64_t busy_bytes_per_second = 64ull << 20;
   std::chrono::milliseconds max_deferral{60000};
-  // The most time between checks of the writer's claim on the image while
-  // it sends (ten times it while it idles): a writer that stalls longer and
-  // wakes to find its image taken over starts no write after that
-  // (docs/design.md, "One writer").
-  std::chrono::milliseconds claim_check_interval{1000};
+  // How often an idle drain checks its claim on the image: a writer whose
+  // image was taken over finds out, and offers the store no more evictions
+  // to it (docs/design.md, "One writer").
+  std::chrono::milliseconds idle_claim_check{10000};
 };
 
 class Drainer : public RemoteTier {
@@ -120,11 +121,18 @@ class Drainer : public RemoteTier {
  private:
   Drainer(std::unique_ptr<RadosImage> image, CommittedImageSource* source, uint64_t store_id, std::string owner,
           const DrainOptions& options);
+  // Whose the object is, for the next write to it (RadosImage::WriteAs).
+  enum class Ownership {
+    kToCreate,    // not made yet: the next write makes it, or finds the id taken
+    kToTakeOver,  // a previous writer's, named by the manifest read at Open
+    kOwned,       // made or taken over by this writer
+  };
   // What the image holds of one local segment incarnation.
   struct Known {
     uint64_t incarnation = 0;
     uint64_t object_id = 0;
     std::vector<ImageChunk> chunks;  // sorted, disjoint
+    Ownership ownership = Ownership::kToCreate;
   };
   struct Piece {
     uint32_t segment;
@@ -146,9 +154,19 @@ class Drainer : public RemoteTier {
   // Makes the previous writer's chunks of segments this store still holds
   // unchanged (checked by CRC) count as sent.
   Status AdoptLocked(const CommittedImage& image) REQUIRES(cycle_mu_);
-  // Sends `pieces` of the segments' current incarnations (known_).
-  Status SendLocked(const std::vector<Piece>& pieces, uint64_t segment_bytes, bool* segment_reused)
+  // Sends `pieces` of the segments' current incarnations (known_). Sets
+  // `redo` when the commit cannot be completed this cycle, but a later one
+  // may: a segment was handed out again while it was read, or an object id
+  // was found taken.
+  Status SendLocked(const std::vector<Piece>& pieces, uint64_t segment_bytes, bool* redo) REQUIRES(cycle_mu_);
+  // How the next write to `k`'s object goes; for an object to take over,
+  // looks its owner up first, into `from`.
+  Result<RadosImage::WriteAs> WriteAsLocked(uint32_t segment, const Known& k, std::string* from)
       REQUIRES(cycle_mu_);
+  // After writes to the objects of `segments` were refused for their
+  // owner: an id taken by an object a dead writer left gets the segment a
+  // new object; one taken over by a successor fences this writer.
+  Status SettleContestedLocked(const std::set<uint32_t>& segments) REQUIRES(cycle_mu_);
   Status PublishLocked(const CommittedImage& image) REQUIRES(cycle_mu_);
   // Makes the view (view_mu_) show `published_`, whose segments held the
   // incarnations `image` names (null: not known, as for a manifest read at

@@ -60,8 +60,9 @@ struct ImageManifest {
   static constexpr const char* kObject = "manifest";
   static constexpr const char* kLockObject = "lock";
   static constexpr const char* kLockName = "ckptfs.writer";  // the writer's exclusive lock
-  // The manifest object's xattr naming its writer ("store-ID/client.N"):
-  // a manifest is published only while it names the publisher.
+  // The xattr naming the writer ("store-ID/client.N") of the manifest and
+  // of each segment object: a manifest is published, and a segment object
+  // written, only while it names the writer (RadosImage::WriteAs).
   static constexpr const char* kOwnerXattr = "ckptfs.owner";
 
   uint64_t store_id = 0;

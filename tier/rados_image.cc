@@ -45,6 +45,7 @@ struct RadosImage::Op::State {
   bool signals = false;  // started with a CompletionSignal
   int submit_error = 0;
   std::atomic<bool>* fenced = nullptr;  // the image's: set on EBLOCKLISTED
+  const char* refused = nullptr;  // writes: why an owner's check failed (ECANCELED), if it does
 };
 
 struct RadosImage::SendBuffer::Memory {
@@ -110,6 +111,8 @@ Result<size_t> RadosImage::Op::Wait() {
     }
     ret = s.completion->get_return_value();
   }
+  if (ret == -EEXIST && s.refused) return Status::Exists(s.what + ": the object exists already");
+  if (ret == -ECANCELED && s.refused) return Status::Exists(s.what + ": " + s.refused);
   if (ret < 0) return FailedCall(s.what, ret, s.fenced);
   if (!s.read_into) return s.len;
   const size_t n = std::min<size_t>(s.bl.length(), s.len);
@@ -180,7 +183,7 @@ Status RadosImage::Error(const std::string& what, const std::string& oid, int re
 
 std::unique_ptr<RadosImage::Op> RadosImage::StartWrite(const std::string& oid, Payload payload,
                                                        uint64_t offset, const WriteOnceHint& hint,
-                                                       CompletionSignal* signal) {
+                                                       const WriteAs& as, CompletionSignal* signal) {
   auto s = std::make_unique<Op::State>();
   s->signals = signal != nullptr;
   s->fenced = &fenced_;
@@ -189,8 +192,31 @@ std::unique_ptr<RadosImage::Op> RadosImage::StartWrite(const std::string& oid, P
   s->bl = std::move(payload.bytes_->bl);
   s->len = s->bl.length();
   s->what = "RADOS write of " + target_.ToString() + "/" + oid;
-  // BlueStore takes the checksum block from the expected write size.
+  const std::string xattr(as.xattr);
+  librados::bufferlist token;
+  token.append(as.token.data(), static_cast<unsigned>(as.token.size()));
   librados::ObjectWriteOperation op;
+  switch (as.mode) {
+    case WriteAs::Mode::kCreate:
+      s->refused = "it names another owner";
+      op.create(/*exclusive=*/true);
+      op.setxattr(xattr.c_str(), token);
+      break;
+    case WriteAs::Mode::kTakeOver: {
+      s->refused = "its owner changed since it was looked up";
+      // A missing xattr compares equal to an empty value.
+      librados::bufferlist from;
+      from.append(as.from.data(), static_cast<unsigned>(as.from.size()));
+      op.cmpxattr(xattr.c_str(), LIBRADOS_CMPXATTR_OP_EQ, from);
+      op.setxattr(xattr.c_str(), token);
+      break;
+    }
+    case WriteAs::Mode::kOwner:
+      s->refused = "it names another owner";
+      op.cmpxattr(xattr.c_str(), LIBRADOS_CMPXATTR_OP_EQ, token);
+      break;
+  }
+  // BlueStore takes the checksum block from the expected write size.
   op.set_alloc_hint2(hint.object_bytes, hint.checksum_bytes,
                      LIBRADOS_ALLOC_HINT_FLAG_SEQUENTIAL_WRITE | LIBRADOS_ALLOC_HINT_FLAG_APPEND_ONLY |
                          LIBRADOS_ALLOC_HINT_FLAG_IMMUTABLE | LIBRADOS_ALLOC_HINT_FLAG_SEQUENTIAL_READ);
@@ -282,6 +308,15 @@ Status RadosImage::CheckOwner(const std::string& oid, const std::string& name, c
   const int ret = connection_->io.operate(oid, &op, nullptr);
   if (ret == -ECANCELED) return NotOwner("RADOS owner check of", oid);
   return ret < 0 ? Error("RADOS owner check of", oid, ret) : Status::Ok();
+}
+
+Result<std::string> RadosImage::Owner(const std::string& oid, const std::string& name) {
+  librados::bufferlist value;
+  const int ret = connection_->io.getxattr(oid, name.c_str(), value);
+  if (ret == -ENODATA) return std::string();
+  if (ret == -ENOENT) return Status::NotFound(target_.ToString() + " has no object " + oid);
+  if (ret < 0) return Error("RADOS getxattr of", oid, ret);
+  return value.to_str();
 }
 
 std::string RadosImage::ClientName() const {

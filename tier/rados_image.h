@@ -12,6 +12,7 @@
 #include <list>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ckptfs/status.h"
@@ -123,6 +124,24 @@ class RadosImage {
     uint64_t checksum_bytes = 0;  // a power of two, 4 KiB or more
   };
 
+  // How a write shows that its object is its writer's: a segment object
+  // names its owner in an xattr, as the manifest does (Claim, below), so
+  // that a writer whose image was taken over writes nothing into its
+  // successor's objects, not even with writes already on their way when it
+  // stalled. Each is one operation with the write: the check and the write
+  // land together or not at all. A refusal is Exists, and says which.
+  struct WriteAs {
+    enum class Mode {
+      kCreate,    // makes the object, `token` its owner; refused if it exists
+      kTakeOver,  // makes `token` the owner; refused unless `from` was (empty: no owner named)
+      kOwner,     // refused unless `token` owns the object
+    };
+    Mode mode;
+    std::string_view xattr;
+    std::string_view token;
+    std::string_view from = {};  // kTakeOver
+  };
+
   struct Locker {
     std::string client;  // e.g. client.4123
     std::string cookie;
@@ -137,7 +156,8 @@ class RadosImage {
   const RadosTarget& target() const { return target_; }
 
   std::unique_ptr<Op> StartWrite(const std::string& oid, Payload payload, uint64_t offset,
-                                 const WriteOnceHint& hint, CompletionSignal* signal = nullptr);
+                                 const WriteOnceHint& hint, const WriteAs& as,
+                                 CompletionSignal* signal = nullptr);
   // Reads up to `len` bytes; past the object's end the count is short.
   std::unique_ptr<Op> StartRead(const std::string& oid, char* buf, size_t len, uint64_t offset);
   Result<size_t> Read(const std::string& oid, char* buf, size_t len, uint64_t offset);
@@ -181,6 +201,9 @@ class RadosImage {
                            const std::string& token);
   // Ok while `token` owns the object.
   Status CheckOwner(const std::string& oid, const std::string& name, const std::string& token);
+  // The object's owner: its xattr `name`, empty when it names none;
+  // NotFound when there is no object.
+  Result<std::string> Owner(const std::string& oid, const std::string& name);
   // This client's name in the cluster (client.4123), one per connection.
   std::string ClientName() const;
 

@@ -62,11 +62,12 @@ TEST(RadosImageTest, AWriteThatTimedOutKeepsItsBufferUntilLibradosLetsGo) {
   auto rados = OpenImage(CephCluster::UniqueImage("held"), 2);
   ASSERT_TRUE(rados.ok()) << rados.status().ToString();
   const RadosImage::WriteOnceHint hint{4 << 20, 64 << 10};
+  const RadosImage::WriteAs as{RadosImage::WriteAs::Mode::kCreate, "test.owner", "test"};
 
   // A write that arrives: its buffer is the caller's again once it is done.
   RadosImage::SendBuffer first(4 << 20);
   std::memset(first.data(), 'a', first.size());
-  ASSERT_TRUE((*rados)->StartWrite("obj.0", RadosImage::Payload(&first, first.size()), 0, hint)->Wait().ok());
+  ASSERT_TRUE((*rados)->StartWrite("obj.0", RadosImage::Payload(&first, first.size()), 0, hint, as)->Wait().ok());
   EXPECT_TRUE(WaitFor([&] { return !first.InUse(); }, 10)) << "librados still holds a buffer written";
 
   // More than the sockets to the OSDs take: some writes queue in the
@@ -85,7 +86,7 @@ TEST(RadosImageTest, AWriteThatTimedOutKeepsItsBufferUntilLibradosLetsGo) {
     std::vector<std::unique_ptr<RadosImage::Op>> writes;
     for (int i = 0; i < kWrites; ++i) {
       writes.push_back((*rados)->StartWrite("obj." + std::to_string(i + 1),
-                                            RadosImage::Payload(&buffers[i], buffers[i].size()), 0, hint));
+                                            RadosImage::Payload(&buffers[i], buffers[i].size()), 0, hint, as));
     }
     for (auto& w : writes) {
       auto written = w->Wait();
@@ -140,6 +141,64 @@ TEST(RadosImageTest, AnObjectIsWrittenWholeOnlyByTheOwnerItsClaimNames) {
   auto now = (*second)->ReadWhole("record");
   ASSERT_TRUE(now.ok()) << now.status().ToString();
   EXPECT_EQ(*now, "three");
+}
+
+// Segment objects carry their owner too, and each write shows it: the
+// first makes the object and names its owner, a successor takes it over
+// from the owner it found, and a write as the owner lands only while it is.
+TEST(RadosImageTest, AnObjectIsWrittenOnlyAsItsOwnerAndMadeOrTakenOverOnce) {
+  const std::string image = CephCluster::UniqueImage("owned");
+  auto first = OpenImage(image, 30);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto second = OpenImage(image, 30);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  using Mode = RadosImage::WriteAs::Mode;
+  const RadosImage::WriteOnceHint hint{1 << 20, 64 << 10};
+  const char* kOwner = "test.owner";
+  RadosImage::SendBuffer buffer(64 << 10);
+  auto write = [&](RadosImage* rados, char fill, uint64_t offset, const RadosImage::WriteAs& as,
+                   const std::string& oid = "seg") {
+    EXPECT_TRUE(WaitFor([&] { return !buffer.InUse(); }, 10));
+    std::memset(buffer.data(), fill, buffer.size());
+    return rados->StartWrite(oid, RadosImage::Payload(&buffer, buffer.size()), offset, hint, as)->Wait().status();
+  };
+  auto bytes_at = [&](uint64_t offset) {
+    std::string got(buffer.size(), '\0');
+    auto n = (*second)->Read("seg", got.data(), got.size(), offset);
+    EXPECT_TRUE(n.ok()) << n.status().ToString();
+    return got;
+  };
+  const std::string a(64 << 10, 'a'), b(64 << 10, 'b'), c(64 << 10, 'c');
+
+  ASSERT_TRUE(write(first->get(), 'a', 0, {Mode::kCreate, kOwner, "first"}).ok());
+  auto owner = (*first)->Owner("seg", kOwner);
+  ASSERT_TRUE(owner.ok()) << owner.status().ToString();
+  EXPECT_EQ(*owner, "first");
+  Status again = write(second->get(), 'b', 0, {Mode::kCreate, kOwner, "second"});
+  EXPECT_EQ(again.code(), Status::Code::kExists) << again.ToString();
+  EXPECT_EQ(bytes_at(0), a) << "a refused create wrote its bytes";
+  EXPECT_TRUE(write(first->get(), 'a', 64 << 10, {Mode::kOwner, kOwner, "first"}).ok());
+
+  // Taken over from the owner found: the earlier owner's writes are
+  // refused from then on, and so is a takeover from an owner that was.
+  ASSERT_TRUE(write(second->get(), 'b', 64 << 10, {Mode::kTakeOver, kOwner, "second", "first"}).ok());
+  Status late = write(first->get(), 'c', 64 << 10, {Mode::kOwner, kOwner, "first"});
+  EXPECT_EQ(late.code(), Status::Code::kExists) << late.ToString();
+  EXPECT_NE(late.ToString().find("another owner"), std::string::npos) << late.ToString();
+  Status stale = write(first->get(), 'c', 64 << 10, {Mode::kTakeOver, kOwner, "first", "first"});
+  EXPECT_EQ(stale.code(), Status::Code::kExists) << stale.ToString();
+  EXPECT_EQ(bytes_at(64 << 10), b) << "a refused write reached the object";
+  // Refusals are the caller's to judge: none fences the client.
+  EXPECT_FALSE((*first)->Fenced());
+
+  // An object made before owners were named (an earlier version's) is
+  // taken over from none.
+  ASSERT_TRUE((*first)->WriteWhole("unnamed", "x").ok());
+  owner = (*first)->Owner("unnamed", kOwner);
+  ASSERT_TRUE(owner.ok()) << owner.status().ToString();
+  EXPECT_EQ(*owner, "");
+  EXPECT_TRUE(write(first->get(), 'a', 0, {Mode::kTakeOver, kOwner, "first", ""}, "unnamed").ok());
+  EXPECT_TRUE((*first)->Owner("no-such-object", kOwner).status().IsNotFound());
 }
 
 }  // namespace
