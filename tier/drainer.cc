@@ -442,19 +442,28 @@ Status Drainer::ScanObjectsLocked() {
   // objects a successor made (it makes them after its claim).
   CKPTFS_RETURN_IF_ERROR(CheckClaimLocked());
   std::set<std::string> named = ObjectNames(published_);
-  // A dead writer's object may share an id with one this daemon created
-  // before the scan; the name tells them apart unless the segment matches
-  // too, and then the object is this daemon's: it wrote every chunk it
-  // names in full, and nothing reads an object outside its chunks.
-  for (const auto& [segment, k] : known_) named.insert(ImageManifest::ObjectName(segment, k.object_id));
+  // This writer's objects are those it made or took over. One it was yet
+  // to make, found listed, is another's: a dead writer left it under the
+  // id this one handed out (or this one's own first write, reported
+  // failed, arrived: then it is sent again, into a new object).
+  for (const auto& [segment, k] : known_) {
+    if (k.ownership != Ownership::kToCreate) named.insert(ImageManifest::ObjectName(segment, k.object_id));
+  }
   const auto due = std::chrono::steady_clock::now() + options_.gc_delay;
+  std::set<std::string> listed;
   for (const std::string& name : names) {
     const uint64_t id = ObjectIdOf(name);
     if (id == 0) continue;  // the manifest, the lock object, or not ours
     next_object_id_ = std::max(next_object_id_, id + 1);
+    listed.insert(name);
     // Written by a writer that died before naming it (or dropped by a
     // manifest whose removal it did not live to do).
     if (!named.count(name)) garbage_.push_back({due, name});
+  }
+  for (auto& [segment, k] : known_) {
+    if (k.ownership == Ownership::kToCreate && listed.count(ImageManifest::ObjectName(segment, k.object_id))) {
+      k = Known{k.incarnation, next_object_id_++, {}, Ownership::kToCreate};
+    }
   }
   scanned_ = true;
   return Status::Ok();
@@ -646,7 +655,13 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, uint64_t segment_by
       else *redo = true;
       break;
     }
-    if (in_flight.size() >= options_.max_in_flight) complete_one();
+    if (in_flight.size() >= options_.max_in_flight) {
+      complete_one();
+      if (!failed.ok()) {
+        free_buffers.push_back(r.buffer);
+        break;
+      }
+    }
     // A writer that stalled here (hung, stopped, its host paused) may have
     // had its lock broken and its image taken over meanwhile: each write
     // shows it is the object's owner's (WriteAsLocked), so a successor's
@@ -655,6 +670,7 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, uint64_t segment_by
     std::string from;
     auto as = WriteAsLocked(r.piece.segment, k, &from);
     if (!as.ok()) {
+      if (as.status().code() == Status::Code::kExists) contested.insert(r.piece.segment);
       failed = as.status();
       free_buffers.push_back(r.buffer);
       break;
@@ -697,8 +713,15 @@ Result<RadosImage::WriteAs> Drainer::WriteAsLocked(uint32_t segment, const Known
       // names this writer, no successor has taken the object, so the owner
       // found is a previous writer's, and a successor's taking it between
       // here and the write refuses the write.
-      CKPTFS_ASSIGN_OR_RETURN(*from,
-                              image_->Owner(ImageManifest::ObjectName(segment, k.object_id), ImageManifest::kOwnerXattr));
+      const std::string name = ImageManifest::ObjectName(segment, k.object_id);
+      auto owner = image_->Owner(name, ImageManifest::kOwnerXattr);
+      if (!owner.ok() && owner.status().IsNotFound()) {
+        // The published image named it, and it is gone: contested, so
+        // that the segment gets a new object (SettleContestedLocked).
+        return Status::Exists(image_->target().ToString() + " has lost " + name + ", which its manifest names");
+      }
+      if (!owner.ok()) return owner.status();
+      *from = std::move(*owner);
       CKPTFS_RETURN_IF_ERROR(CheckClaimLocked());
       as.mode = RadosImage::WriteAs::Mode::kTakeOver;
       as.from = *from;
@@ -709,10 +732,11 @@ Result<RadosImage::WriteAs> Drainer::WriteAsLocked(uint32_t segment, const Known
 }
 
 Status Drainer::SettleContestedLocked(const std::set<uint32_t>& segments) {
-  bool taken = false;
+  const auto due = std::chrono::steady_clock::now() + options_.gc_delay;
   for (uint32_t segment : segments) {
     Known& k = known_[segment];
-    auto owner = image_->Owner(ImageManifest::ObjectName(segment, k.object_id), ImageManifest::kOwnerXattr);
+    const std::string name = ImageManifest::ObjectName(segment, k.object_id);
+    auto owner = image_->Owner(name, ImageManifest::kOwnerXattr);
     if (!owner.ok() && !owner.status().IsNotFound()) return owner.status();
     // This writer's own first write, reported failed (timed out), arrived.
     if (owner.ok() && *owner == owner_) {
@@ -721,21 +745,20 @@ Status Drainer::SettleContestedLocked(const std::set<uint32_t>& segments) {
     }
     // Another's: a successor's, if the manifest names one.
     CKPTFS_RETURN_IF_ERROR(CheckClaimLocked());
-    // Else one a writer left under the id it was about to name (the
-    // listing that moves ids past those had not run yet), or an object
-    // this writer never made it into. Not this writer's to remove or fill.
-    k.object_id = 0;
-    taken = true;
+    // Else an adopted object since lost, or one a dead writer left under
+    // the id this one handed out. Not this writer's to fill: the segment
+    // gets a new object. For the latter, the listing, if it has not run,
+    // moves ids past every object there and sends this one to the garbage
+    // (ScanObjectsLocked); after it, it goes there now, unless a published
+    // manifest names it.
+    if (!owner.ok() || scanned_) {
+      if (owner.ok() && published_.FindObject(k.object_id) == nullptr) garbage_.push_back({due, name});
+      k = Known{k.incarnation, next_object_id_++, {}, Ownership::kToCreate};
+    } else {
+      k = Known{k.incarnation, k.object_id, {}, Ownership::kToCreate};
+    }
   }
-  if (!taken) return Status::Ok();
-  // The listing puts ids past every object there, and sends the one left
-  // to the garbage if no manifest names it.
-  CKPTFS_RETURN_IF_ERROR(ScanObjectsLocked());
-  for (uint32_t segment : segments) {
-    Known& k = known_[segment];
-    if (k.object_id == 0) k = Known{k.incarnation, next_object_id_++, {}, Ownership::kToCreate};
-  }
-  return Status::Ok();
+  return ScanObjectsLocked();
 }
 
 Status Drainer::PublishLocked(const CommittedImage& image) {
@@ -793,27 +816,46 @@ Status Drainer::PublishLocked(const CommittedImage& image) {
 
 Status Drainer::CollectGarbageLocked() {
   const auto now = std::chrono::steady_clock::now();
-  if (std::none_of(garbage_.begin(), garbage_.end(), [&](const auto& g) { return g.first <= now; })) {
-    return Status::Ok();
+  // Each due object's owner, looked up before the claim is checked: while
+  // the manifest still names this writer no successor has made anything,
+  // so a removal that holds to that owner cannot take an object a
+  // successor made under the same name since (after a removal of this
+  // writer's that timed out and yet arrived, say).
+  struct Due {
+    std::vector<std::pair<std::chrono::steady_clock::time_point, std::string>>::iterator at;
+    std::string owner;
+  };
+  std::vector<Due> due;
+  std::set<std::string> gone;
+  for (auto it = garbage_.begin(); it != garbage_.end(); ++it) {
+    if (it->first > now) continue;
+    auto owner = image_->Owner(it->second, ImageManifest::kOwnerXattr);
+    if (owner.ok()) {
+      due.push_back({it, std::move(*owner)});
+    } else if (owner.status().IsNotFound()) {
+      gone.insert(it->second);
+    } else {
+      spdlog::warn("{}: looking up {}: {} (will retry)", image_->target().ToString(), it->second,
+                   owner.status().ToString());
+      break;  // the rest next time
+    }
   }
-  // Not for a writer whose image was taken over: a name it queued may be
-  // one its successor has given an object since (the successor's ids start
-  // where the last manifest's end, and a listing may have found past them).
-  CKPTFS_RETURN_IF_ERROR(CheckClaimLocked());
+  // Not for a writer whose image was taken over.
+  if (!due.empty()) CKPTFS_RETURN_IF_ERROR(CheckClaimLocked());
   uint64_t removed = 0;
-  for (auto it = garbage_.begin(); it != garbage_.end();) {
-    if (it->first > now) {
-      ++it;
-      continue;
-    }
-    Status s = image_->Remove(it->second);
-    if (!s.ok()) {
-      spdlog::warn("{}: removing {}: {} (will retry)", image_->target().ToString(), it->second, s.ToString());
+  for (const Due& d : due) {
+    Status s = image_->RemoveIfOwner(d.at->second, ImageManifest::kOwnerXattr, d.owner);
+    if (s.code() == Status::Code::kExists) {
+      spdlog::warn("{}: not removing {}: {}", image_->target().ToString(), d.at->second, s.ToString());
+    } else if (!s.ok()) {
+      spdlog::warn("{}: removing {}: {} (will retry)", image_->target().ToString(), d.at->second, s.ToString());
       break;  // the rest next time; what went before still counts
+    } else {
+      ++removed;
     }
-    ++removed;
-    it = garbage_.erase(it);
+    gone.insert(d.at->second);
   }
+  std::erase_if(garbage_, [&](const auto& g) { return g.first <= now && gone.count(g.second); });
   if (removed == 0) return Status::Ok();
   MutexLock lock(&stats_mu_);
   stats_.objects_removed += removed;

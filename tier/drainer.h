@@ -18,10 +18,10 @@
 // writer also claims the manifest (RadosImage::Claim), and sends, removes
 // and publishes only while the manifest still names it; each object names
 // its owner too, and every write to it is refused unless it is its
-// owner's (RadosImage::WriteAs). So a writer whose lock was broken
-// (`ckptfs-tier takeover`) while it was hung writes nothing into its
-// successor's image when it wakes, not even writes it had in flight
-// (docs/design.md, "One writer").
+// owner's (RadosImage::WriteAs), as is every removal. So a writer whose
+// lock was broken (`ckptfs-tier takeover`) while it was hung changes no
+// byte its successor's manifest names when it wakes, not even with writes
+// it had in flight (docs/design.md, "One writer").
 //
 // Errors (RADOS unreachable, slow, full) never reach the filesystem: the
 // cycle fails, is counted and logged, and is retried with backoff.

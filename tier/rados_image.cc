@@ -328,6 +328,17 @@ Status RadosImage::Remove(const std::string& oid) {
   return ret < 0 && ret != -ENOENT ? Error("RADOS remove of", oid, ret) : Status::Ok();
 }
 
+Status RadosImage::RemoveIfOwner(const std::string& oid, const std::string& name, const std::string& token) {
+  librados::bufferlist owner;
+  owner.append(token);
+  librados::ObjectWriteOperation op;
+  op.cmpxattr(name.c_str(), LIBRADOS_CMPXATTR_OP_EQ, owner);
+  op.remove();
+  const int ret = connection_->io.operate(oid, &op);
+  if (ret == -ECANCELED) return Status::Exists("RADOS remove of " + target_.ToString() + "/" + oid + ": it names another owner");
+  return ret < 0 && ret != -ENOENT ? Error("RADOS remove of", oid, ret) : Status::Ok();
+}
+
 Result<std::vector<std::string>> RadosImage::List() {
   std::vector<std::string> names;
   try {

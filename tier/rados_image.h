@@ -168,6 +168,10 @@ class RadosImage {
   Status WriteWhole(const std::string& oid, const std::string& data);
   // Removes the object; no error when it is already gone.
   Status Remove(const std::string& oid);
+  // Removes the object if its xattr `name` still names `token` (empty: it
+  // names no owner), in one operation; Exists if it names another now, no
+  // error when it is already gone.
+  Status RemoveIfOwner(const std::string& oid, const std::string& name, const std::string& token);
   Result<std::vector<std::string>> List();
 
   // Advisory exclusive lock `name` on `oid` held by this client under

@@ -447,6 +447,63 @@ TEST(DrainerTest, ALeftoverObjectKeepsItsIdAndAWriterWhoseLockWasBrokenRemovesNo
   (*second)->Stop();
 }
 
+// An object left under the first id the writer hands out (a daemon killed
+// after making it, before naming it) is neither written into nor kept:
+// the segment gets the next id past it, and it goes with the garbage.
+TEST(DrainerTest, AnObjectLeftUnderAnIdTheWriterHandsOutIsRemoved) {
+  const std::string image = CephCluster::UniqueImage("left-at-first-id");
+  {
+    auto admin = OpenImage(image);
+    ASSERT_TRUE(admin.ok()) << admin.status().ToString();
+    ASSERT_TRUE((*admin)->WriteWhole(ImageManifest::ObjectName(kSegment, 1), "left over").ok());
+  }
+  ScriptedSegment source;
+  const std::string bytes = Random(kSegmentBytes, 22);
+  source.Commit(1, {{0, kSegmentBytes}}, 0, bytes);
+  DrainOptions now;
+  now.gc_delay = std::chrono::seconds(0);
+  auto opened = OpenDrainer(image, &source, now);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  Drainer& drainer = **opened;
+  ASSERT_TRUE(drainer.DrainUntil(0, std::chrono::seconds(60)).ok());
+  ASSERT_TRUE(drainer.Published(kSegment, 1).has_value());
+  EXPECT_EQ(drainer.Published(kSegment, 1)->object, 2u);
+  EXPECT_TRUE(ReadBack(&drainer, 1) == bytes);
+  // The next cycle collects it.
+  source.Commit(1, {{0, kSegmentBytes}}, 0, bytes);
+  ASSERT_TRUE(drainer.DrainUntil(0, std::chrono::seconds(60)).ok());
+  EXPECT_EQ(SegmentObjects(image), (std::vector<std::string>{ImageManifest::ObjectName(kSegment, 2)}));
+  drainer.Stop();
+}
+
+// An idle writer whose image was taken over finds out without sending or
+// removing anything, and offers the store no evictions to that image.
+TEST(DrainerTest, AnIdleWriterWhoseImageWasTakenOverFindsOut) {
+  const std::string image = CephCluster::UniqueImage("idle-claimed");
+  ScriptedSegment idle;
+  idle.Commit(1, {{0, kSegmentBytes}}, 0, Random(kSegmentBytes, 23));
+  DrainOptions often;
+  often.idle_claim_check = std::chrono::milliseconds(200);
+  auto first = OpenDrainer(image, &idle, often);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_TRUE((*first)->DrainUntil(0, std::chrono::seconds(60)).ok());
+  ASSERT_TRUE((*first)->Published(kSegment, 1).has_value());
+  (*first)->Start();
+
+  BreakWriterLock(image);
+  ScriptedSegment successor;
+  auto second = OpenDrainer(image, &successor);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!(*first)->Stats().fenced && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE((*first)->Stats().fenced);
+  EXPECT_FALSE((*first)->Published(kSegment, 1).has_value());
+  (*first)->Stop();
+  (*second)->Stop();
+}
+
 // Another store's image is refused before it is claimed or kept locked: the
 // image's own writer, whose lock was broken while it was only hung, goes on.
 TEST(DrainerTest, AnotherStoresImageIsRefusedWithoutClaimingItOrKeepingItsLock) {

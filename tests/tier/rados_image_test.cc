@@ -199,6 +199,14 @@ TEST(RadosImageTest, AnObjectIsWrittenOnlyAsItsOwnerAndMadeOrTakenOverOnce) {
   EXPECT_EQ(*owner, "");
   EXPECT_TRUE(write(first->get(), 'a', 0, {Mode::kTakeOver, kOwner, "first", ""}, "unnamed").ok());
   EXPECT_TRUE((*first)->Owner("no-such-object", kOwner).status().IsNotFound());
+
+  // Removed only by the owner it names.
+  Status not_its = (*first)->RemoveIfOwner("seg", kOwner, "first");
+  EXPECT_EQ(not_its.code(), Status::Code::kExists) << not_its.ToString();
+  EXPECT_EQ(bytes_at(0), a);
+  EXPECT_TRUE((*second)->RemoveIfOwner("seg", kOwner, "second").ok());
+  EXPECT_TRUE((*second)->Owner("seg", kOwner).status().IsNotFound());
+  EXPECT_TRUE((*second)->RemoveIfOwner("seg", kOwner, "second").ok());  // gone already
 }
 
 }  // namespace
