@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 namespace ckptfs {
 namespace {
@@ -22,6 +23,13 @@ Status FailedCall(const std::string& what, int ret, std::atomic<bool>* fenced) {
   fenced->store(true);
   return Status::IOError(what + ": this client is fenced off the cluster (blocklisted, as `ckptfs-tier "
                                 "takeover` does to a writer it takes an image from)");
+}
+
+// `bytes` as librados takes an xattr's value or an object's contents.
+librados::bufferlist BufferOf(std::string_view bytes) {
+  librados::bufferlist bl;
+  bl.append(bytes.data(), static_cast<unsigned>(bytes.size()));
+  return bl;
 }
 
 }  // namespace
@@ -193,8 +201,7 @@ std::unique_ptr<RadosImage::Op> RadosImage::StartWrite(const std::string& oid, P
   s->len = s->bl.length();
   s->what = "RADOS write of " + target_.ToString() + "/" + oid;
   const std::string xattr(as.xattr);
-  librados::bufferlist token;
-  token.append(as.token.data(), static_cast<unsigned>(as.token.size()));
+  const librados::bufferlist token = BufferOf(as.token);
   librados::ObjectWriteOperation op;
   switch (as.mode) {
     case WriteAs::Mode::kCreate:
@@ -205,9 +212,7 @@ std::unique_ptr<RadosImage::Op> RadosImage::StartWrite(const std::string& oid, P
     case WriteAs::Mode::kTakeOver: {
       s->refused = "its owner changed since it was looked up";
       // A missing xattr compares equal to an empty value.
-      librados::bufferlist from;
-      from.append(as.from.data(), static_cast<unsigned>(as.from.size()));
-      op.cmpxattr(xattr.c_str(), LIBRADOS_CMPXATTR_OP_EQ, from);
+      op.cmpxattr(xattr.c_str(), LIBRADOS_CMPXATTR_OP_EQ, BufferOf(as.from));
       op.setxattr(xattr.c_str(), token);
       break;
     }
@@ -263,8 +268,7 @@ Result<std::string> RadosImage::ReadWhole(const std::string& oid) {
 }
 
 Status RadosImage::WriteWhole(const std::string& oid, const std::string& data) {
-  librados::bufferlist bl;
-  bl.append(data.data(), static_cast<unsigned>(data.size()));
+  librados::bufferlist bl = BufferOf(data);
   const int ret = connection_->io.write_full(oid, bl);
   return ret < 0 ? Error("RADOS write_full of", oid, ret) : Status::Ok();
 }
@@ -276,35 +280,27 @@ Status RadosImage::NotOwner(const std::string& what, const std::string& oid) con
 }
 
 Status RadosImage::Claim(const std::string& oid, const std::string& name, const std::string& token) {
-  librados::bufferlist owner;
-  owner.append(token);
   librados::ObjectWriteOperation op;
   op.create(/*exclusive=*/false);
-  op.setxattr(name.c_str(), owner);
+  op.setxattr(name.c_str(), BufferOf(token));
   const int ret = connection_->io.operate(oid, &op);
   return ret < 0 ? Error("RADOS claim of", oid, ret) : Status::Ok();
 }
 
 Status RadosImage::WriteWholeIfOwner(const std::string& oid, const std::string& data, const std::string& name,
                                      const std::string& token) {
-  librados::bufferlist owner;
-  owner.append(token);
-  librados::bufferlist bl;
-  bl.append(data.data(), static_cast<unsigned>(data.size()));
   // One operation: the check and the write happen together or not at all.
   librados::ObjectWriteOperation op;
-  op.cmpxattr(name.c_str(), LIBRADOS_CMPXATTR_OP_EQ, owner);
-  op.write_full(bl);
+  op.cmpxattr(name.c_str(), LIBRADOS_CMPXATTR_OP_EQ, BufferOf(token));
+  op.write_full(BufferOf(data));
   const int ret = connection_->io.operate(oid, &op);
   if (ret == -ECANCELED) return NotOwner("RADOS write_full of", oid);
   return ret < 0 ? Error("RADOS write_full of", oid, ret) : Status::Ok();
 }
 
 Status RadosImage::CheckOwner(const std::string& oid, const std::string& name, const std::string& token) {
-  librados::bufferlist owner;
-  owner.append(token);
   librados::ObjectReadOperation op;
-  op.cmpxattr(name.c_str(), LIBRADOS_CMPXATTR_OP_EQ, owner);
+  op.cmpxattr(name.c_str(), LIBRADOS_CMPXATTR_OP_EQ, BufferOf(token));
   const int ret = connection_->io.operate(oid, &op, nullptr);
   if (ret == -ECANCELED) return NotOwner("RADOS owner check of", oid);
   return ret < 0 ? Error("RADOS owner check of", oid, ret) : Status::Ok();
@@ -329,13 +325,13 @@ Status RadosImage::Remove(const std::string& oid) {
 }
 
 Status RadosImage::RemoveIfOwner(const std::string& oid, const std::string& name, const std::string& token) {
-  librados::bufferlist owner;
-  owner.append(token);
   librados::ObjectWriteOperation op;
-  op.cmpxattr(name.c_str(), LIBRADOS_CMPXATTR_OP_EQ, owner);
+  op.cmpxattr(name.c_str(), LIBRADOS_CMPXATTR_OP_EQ, BufferOf(token));
   op.remove();
   const int ret = connection_->io.operate(oid, &op);
-  if (ret == -ECANCELED) return Status::Exists("RADOS remove of " + target_.ToString() + "/" + oid + ": it names another owner");
+  if (ret == -ECANCELED) {
+    return Status::Exists("RADOS remove of " + target_.ToString() + "/" + oid + ": it names another owner");
+  }
   return ret < 0 && ret != -ENOENT ? Error("RADOS remove of", oid, ret) : Status::Ok();
 }
 
