@@ -816,44 +816,50 @@ Status Drainer::PublishLocked(const CommittedImage& image) {
 
 Status Drainer::CollectGarbageLocked() {
   const auto now = std::chrono::steady_clock::now();
+  std::vector<std::string> due;
+  for (const auto& [when, oid] : garbage_) {
+    if (when <= now) due.push_back(oid);
+  }
+  if (due.empty()) return Status::Ok();
   // Each due object's owner, looked up before the claim is checked: while
   // the manifest still names this writer no successor has made anything,
   // so a removal that holds to that owner cannot take an object a
   // successor made under the same name since (after a removal of this
   // writer's that timed out and yet arrived, say).
-  struct Due {
-    std::vector<std::pair<std::chrono::steady_clock::time_point, std::string>>::iterator at;
-    std::string owner;
-  };
-  std::vector<Due> due;
+  std::vector<Result<std::string>> owners = image_->Owners(due, ImageManifest::kOwnerXattr);
+  std::vector<RadosImage::OwnedObject> owned;
   std::set<std::string> gone;
-  for (auto it = garbage_.begin(); it != garbage_.end(); ++it) {
-    if (it->first > now) continue;
-    auto owner = image_->Owner(it->second, ImageManifest::kOwnerXattr);
-    if (owner.ok()) {
-      due.push_back({it, std::move(*owner)});
-    } else if (owner.status().IsNotFound()) {
-      gone.insert(it->second);
-    } else {
-      spdlog::warn("{}: looking up {}: {} (will retry)", image_->target().ToString(), it->second,
-                   owner.status().ToString());
-      break;  // the rest next time
+  std::optional<Status> lookup_failed;  // the first, for the log: the rest of the batch was not tried
+  for (size_t i = 0; i < due.size(); ++i) {
+    if (owners[i].ok()) {
+      owned.push_back({due[i], std::move(*owners[i])});
+    } else if (owners[i].status().IsNotFound()) {
+      gone.insert(due[i]);
+    } else if (!lookup_failed) {
+      lookup_failed = owners[i].status();
     }
   }
+  if (lookup_failed) {
+    spdlog::warn("{}: looking up garbage: {} (will retry)", image_->target().ToString(), lookup_failed->ToString());
+  }
   // Not for a writer whose image was taken over.
-  if (!due.empty()) CKPTFS_RETURN_IF_ERROR(CheckClaimLocked());
+  if (!owned.empty()) CKPTFS_RETURN_IF_ERROR(CheckClaimLocked());
+  const std::vector<Status> removals = image_->RemoveIfOwners(owned, ImageManifest::kOwnerXattr);
   uint64_t removed = 0;
-  for (const Due& d : due) {
-    Status s = image_->RemoveIfOwner(d.at->second, ImageManifest::kOwnerXattr, d.owner);
+  bool remove_failed = false;
+  for (size_t i = 0; i < owned.size(); ++i) {
+    const Status& s = removals[i];
     if (s.code() == Status::Code::kExists) {
-      spdlog::warn("{}: not removing {}: {}", image_->target().ToString(), d.at->second, s.ToString());
+      spdlog::warn("{}: not removing {}: {}", image_->target().ToString(), owned[i].oid, s.ToString());
     } else if (!s.ok()) {
-      spdlog::warn("{}: removing {}: {} (will retry)", image_->target().ToString(), d.at->second, s.ToString());
-      break;  // the rest next time; what went before still counts
+      // The first failure; the rest of the batch was not tried.
+      if (!remove_failed) spdlog::warn("{}: removing garbage: {} (will retry)", image_->target().ToString(), s.ToString());
+      remove_failed = true;
+      continue;
     } else {
       ++removed;
     }
-    gone.insert(d.at->second);
+    gone.insert(owned[i].oid);
   }
   std::erase_if(garbage_, [&](const auto& g) { return g.first <= now && gone.count(g.second); });
   if (removed == 0) return Status::Ok();

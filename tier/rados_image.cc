@@ -6,6 +6,9 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <deque>
+#include <utility>
+#include <vector>
 #include <string>
 #include <string_view>
 
@@ -30,6 +33,42 @@ librados::bufferlist BufferOf(std::string_view bytes) {
   librados::bufferlist bl;
   bl.append(bytes.data(), static_cast<unsigned>(bytes.size()));
   return bl;
+}
+
+// Runs `start(i, completion)` for i = 0, 1, ... up to n, each starting one
+// asynchronous call that tells `completion` (or returning its error, < 0,
+// if it could not), with at most `window` of them in flight, and
+// `finish(i, ret)` once call i is done, ret being its return value. Once a
+// finish returns false (a failure that the rest would only repeat: an
+// unreachable cluster times each call out) no more calls start; those in
+// flight are finished, and the rest never run.
+template <typename Start, typename Finish>
+void RunInWindow(size_t n, size_t window, Start start, Finish finish) {
+  std::deque<std::pair<size_t, librados::AioCompletion*>> in_flight;
+  bool go_on = true;
+  auto finish_oldest = [&] {
+    auto [i, completion] = in_flight.front();
+    in_flight.pop_front();
+    completion->wait_for_complete();
+    const int ret = completion->get_return_value();
+    completion->release();
+    go_on = finish(i, ret) && go_on;
+  };
+  for (size_t i = 0; i < n && go_on; ++i) {
+    if (in_flight.size() == window) {
+      finish_oldest();
+      if (!go_on) break;
+    }
+    librados::AioCompletion* completion = librados::Rados::aio_create_completion();
+    const int ret = start(i, completion);
+    if (ret < 0) {  // never submitted
+      completion->release();
+      go_on = finish(i, ret) && go_on;
+      continue;
+    }
+    in_flight.emplace_back(i, completion);
+  }
+  while (!in_flight.empty()) finish_oldest();
 }
 
 }  // namespace
@@ -307,12 +346,32 @@ Status RadosImage::CheckOwner(const std::string& oid, const std::string& name, c
 }
 
 Result<std::string> RadosImage::Owner(const std::string& oid, const std::string& name) {
-  librados::bufferlist value;
-  const int ret = connection_->io.getxattr(oid, name.c_str(), value);
-  if (ret == -ENODATA) return std::string();
-  if (ret == -ENOENT) return Status::NotFound(target_.ToString() + " has no object " + oid);
-  if (ret < 0) return Error("RADOS getxattr of", oid, ret);
-  return value.to_str();
+  return std::move(Owners({oid}, name).front());
+}
+
+std::vector<Result<std::string>> RadosImage::Owners(const std::vector<std::string>& oids, const std::string& name) {
+  std::vector<Result<std::string>> owners(
+      oids.size(), Status::IOError("not looked up: an earlier lookup of the batch failed"));
+  std::vector<librados::bufferlist> values(oids.size());
+  RunInWindow(
+      oids.size(), kBatchWindow,
+      [&](size_t i, librados::AioCompletion* completion) {
+        return connection_->io.aio_getxattr(oids[i], completion, name.c_str(), values[i]);
+      },
+      [&](size_t i, int ret) {
+        if (ret == -ENODATA) {
+          owners[i] = std::string();
+        } else if (ret == -ENOENT) {
+          owners[i] = Status::NotFound(target_.ToString() + " has no object " + oids[i]);
+        } else if (ret < 0) {
+          owners[i] = Error("RADOS getxattr of", oids[i], ret);
+          return false;
+        } else {
+          owners[i] = values[i].to_str();
+        }
+        return true;
+      });
+  return owners;
 }
 
 std::string RadosImage::ClientName() const {
@@ -325,14 +384,33 @@ Status RadosImage::Remove(const std::string& oid) {
 }
 
 Status RadosImage::RemoveIfOwner(const std::string& oid, const std::string& name, const std::string& token) {
-  librados::ObjectWriteOperation op;
-  op.cmpxattr(name.c_str(), LIBRADOS_CMPXATTR_OP_EQ, BufferOf(token));
-  op.remove();
-  const int ret = connection_->io.operate(oid, &op);
-  if (ret == -ECANCELED) {
-    return Status::Exists("RADOS remove of " + target_.ToString() + "/" + oid + ": it names another owner");
-  }
-  return ret < 0 && ret != -ENOENT ? Error("RADOS remove of", oid, ret) : Status::Ok();
+  return std::move(RemoveIfOwners({{oid, token}}, name).front());
+}
+
+std::vector<Status> RadosImage::RemoveIfOwners(const std::vector<OwnedObject>& objects, const std::string& name) {
+  std::vector<Status> removed(objects.size(),
+                              Status::IOError("not removed: an earlier removal of the batch failed"));
+  RunInWindow(
+      objects.size(), kBatchWindow,
+      [&](size_t i, librados::AioCompletion* completion) {
+        librados::ObjectWriteOperation op;
+        op.cmpxattr(name.c_str(), LIBRADOS_CMPXATTR_OP_EQ, BufferOf(objects[i].owner));
+        op.remove();
+        return connection_->io.aio_operate(objects[i].oid, completion, &op);
+      },
+      [&](size_t i, int ret) {
+        const std::string& oid = objects[i].oid;
+        if (ret == -ECANCELED) {
+          removed[i] = Status::Exists("RADOS remove of " + target_.ToString() + "/" + oid + ": it names another owner");
+        } else if (ret < 0 && ret != -ENOENT) {
+          removed[i] = Error("RADOS remove of", oid, ret);
+          return false;
+        } else {
+          removed[i] = Status::Ok();
+        }
+        return true;
+      });
+  return removed;
 }
 
 Result<std::vector<std::string>> RadosImage::List() {

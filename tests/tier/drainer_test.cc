@@ -447,18 +447,26 @@ TEST(DrainerTest, ALeftoverObjectKeepsItsIdAndAWriterWhoseLockWasBrokenRemovesNo
   (*second)->Stop();
 }
 
-// An object left under the first id the writer hands out (a daemon killed
-// after making it, before naming it) is neither written into nor kept:
-// the segment gets the next id past it, and it goes with the garbage.
-TEST(DrainerTest, AnObjectLeftUnderAnIdTheWriterHandsOutIsRemoved) {
-  const std::string image = CephCluster::UniqueImage("left-at-first-id");
+// Objects left under the ids the writer hands out first (by a daemon
+// killed after making them, before naming them; some name it, some no
+// owner) are neither written into nor kept: the segment gets the next id
+// past them, and they go with the garbage, all of them, more than one
+// batch of RADOS calls takes.
+TEST(DrainerTest, ObjectsLeftUnderIdsTheWriterHandsOutAreAllRemovedAndItsOwnStays) {
+  const std::string image = CephCluster::UniqueImage("many-leftovers");
+  const uint64_t leftovers = 2 * RadosImage::kBatchWindow + 22;
   {
     auto admin = OpenImage(image);
     ASSERT_TRUE(admin.ok()) << admin.status().ToString();
-    ASSERT_TRUE((*admin)->WriteWhole(ImageManifest::ObjectName(kSegment, 1), "left over").ok());
+    for (uint64_t id = 1; id <= leftovers; ++id) {
+      const std::string oid = ImageManifest::ObjectName(kSegment, id);
+      Status made = id % 2 ? (*admin)->WriteWhole(oid, "left over")
+                           : (*admin)->Claim(oid, ImageManifest::kOwnerXattr, "a dead writer");
+      ASSERT_TRUE(made.ok()) << made.ToString();
+    }
   }
   ScriptedSegment source;
-  const std::string bytes = Random(kSegmentBytes, 22);
+  const std::string bytes = Random(kSegmentBytes, 23);
   source.Commit(1, {{0, kSegmentBytes}}, 0, bytes);
   DrainOptions now;
   now.gc_delay = std::chrono::seconds(0);
@@ -467,12 +475,14 @@ TEST(DrainerTest, AnObjectLeftUnderAnIdTheWriterHandsOutIsRemoved) {
   Drainer& drainer = **opened;
   ASSERT_TRUE(drainer.DrainUntil(0, std::chrono::seconds(60)).ok());
   ASSERT_TRUE(drainer.Published(kSegment, 1).has_value());
-  EXPECT_EQ(drainer.Published(kSegment, 1)->object, 2u);
-  EXPECT_TRUE(ReadBack(&drainer, 1) == bytes);
-  // The next cycle collects it.
+  const uint64_t own = drainer.Published(kSegment, 1)->object;
+  EXPECT_EQ(own, leftovers + 1);
+  // The next cycle collects them.
   source.Commit(1, {{0, kSegmentBytes}}, 0, bytes);
   ASSERT_TRUE(drainer.DrainUntil(0, std::chrono::seconds(60)).ok());
-  EXPECT_EQ(SegmentObjects(image), (std::vector<std::string>{ImageManifest::ObjectName(kSegment, 2)}));
+  EXPECT_EQ(SegmentObjects(image), (std::vector<std::string>{ImageManifest::ObjectName(kSegment, own)}));
+  EXPECT_EQ(drainer.Stats().objects_removed, leftovers);
+  EXPECT_TRUE(ReadBack(&drainer, 1) == bytes);
   drainer.Stop();
 }
 

@@ -1,7 +1,8 @@
 // RadosImage's writes against the real cluster: what a write was sent from
 // stays the write's until librados lets go of it, which for a write that
 // timed out comes after its completion, not with it; and an object claimed
-// by one client is written whole by no other. The OSDs are frozen
+// by one client is written whole by no other; a batch of removals answers
+// for each object, and stops at its first timeout. The OSDs are frozen
 // (SIGSTOP): they keep their connections and answer nothing, as a hung OSD
 // does, so the client's writes fill the sockets and queue behind them.
 #include <gtest/gtest.h>
@@ -207,6 +208,76 @@ TEST(RadosImageTest, AnObjectIsWrittenOnlyAsItsOwnerAndMadeOrTakenOverOnce) {
   EXPECT_TRUE((*second)->RemoveIfOwner("seg", kOwner, "second").ok());
   EXPECT_TRUE((*second)->Owner("seg", kOwner).status().IsNotFound());
   EXPECT_TRUE((*second)->RemoveIfOwner("seg", kOwner, "second").ok());  // gone already
+}
+
+// Owners and RemoveIfOwners, the batched calls a drain's garbage goes
+// through: each object answered on its own, and a batch that meets an
+// unreachable cluster stops there instead of timing out window after
+// window.
+TEST(RadosImageTest, ABatchAnswersForEachObjectAndStopsAtItsFirstTimeout) {
+  const std::string image = CephCluster::UniqueImage("batch");
+  const unsigned kTimeoutSeconds = 3;
+  auto rados = OpenImage(image, kTimeoutSeconds);
+  ASSERT_TRUE(rados.ok()) << rados.status().ToString();
+  const char* kOwner = "test.owner";
+  const size_t count = 3 * RadosImage::kBatchWindow + 10;
+  std::vector<std::string> oids;
+  for (size_t i = 0; i < count; ++i) {
+    oids.push_back("obj." + std::to_string(i));
+    // Every third names "me", every third another, every third none.
+    Status made = i % 3 == 2 ? (*rados)->WriteWhole(oids.back(), "x")
+                             : (*rados)->Claim(oids.back(), kOwner, i % 3 ? "other" : "me");
+    ASSERT_TRUE(made.ok()) << made.ToString();
+  }
+  oids.push_back("no-such-object");
+  auto owners = (*rados)->Owners(oids, kOwner);
+  ASSERT_EQ(owners.size(), oids.size());
+  std::vector<RadosImage::OwnedObject> mine;
+  for (size_t i = 0; i < count; ++i) {
+    ASSERT_TRUE(owners[i].ok()) << oids[i] << ": " << owners[i].status().ToString();
+    EXPECT_EQ(*owners[i], i % 3 == 0 ? "me" : i % 3 == 1 ? "other" : "") << oids[i];
+    mine.push_back({oids[i], "me"});
+  }
+  EXPECT_TRUE(owners.back().status().IsNotFound()) << owners.back().status().ToString();
+
+  mine.push_back({"no-such-object", "me"});
+  const std::vector<Status> removed = (*rados)->RemoveIfOwners(mine, kOwner);
+  ASSERT_EQ(removed.size(), mine.size());
+  for (size_t i = 0; i < count; ++i) {
+    if (i % 3 == 0) {
+      EXPECT_TRUE(removed[i].ok()) << oids[i] << ": " << removed[i].ToString();
+    } else {
+      EXPECT_EQ(removed[i].code(), Status::Code::kExists) << oids[i] << ": " << removed[i].ToString();
+    }
+  }
+  EXPECT_TRUE(removed.back().ok()) << removed.back().ToString();  // gone already
+  auto left = (*rados)->List();
+  ASSERT_TRUE(left.ok()) << left.status().ToString();
+  EXPECT_EQ(left->size(), count - (count + 2) / 3);
+  EXPECT_FALSE((*rados)->Fenced());
+
+  // The OSDs hung: the first window times out, and nothing after it is
+  // tried.
+  std::vector<RadosImage::OwnedObject> others;
+  for (size_t i = 1; i < count; i += 3) others.push_back({oids[i], "other"});
+  for (size_t i = 2; i < count; i += 3) others.push_back({oids[i], ""});
+  ASSERT_GT(others.size(), 2 * RadosImage::kBatchWindow);
+  std::vector<Status> timed_out;
+  std::chrono::duration<double> took{};
+  {
+    FrozenOsds frozen;
+    ASSERT_TRUE(frozen.frozen());
+    const auto start = std::chrono::steady_clock::now();
+    timed_out = (*rados)->RemoveIfOwners(others, kOwner);
+    took = std::chrono::steady_clock::now() - start;
+  }
+  for (const Status& s : timed_out) EXPECT_FALSE(s.ok());
+  EXPECT_LT(took.count(), 2.0 * kTimeoutSeconds) << "window after window timed out";
+  left = (*rados)->List();
+  ASSERT_TRUE(left.ok()) << left.status().ToString();
+  // Those sent may land once the OSDs go on (a timeout does not undo a
+  // call); those never sent stay.
+  EXPECT_GE(left->size(), others.size() - RadosImage::kBatchWindow) << "removals were tried after the timeout";
 }
 
 }  // namespace
