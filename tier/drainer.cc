@@ -816,11 +816,12 @@ Status Drainer::PublishLocked(const CommittedImage& image) {
 
 Status Drainer::CollectGarbageLocked() {
   const auto now = std::chrono::steady_clock::now();
-  std::vector<std::string> due;
+  std::set<std::string> due_once;  // an object may be in the garbage twice
   for (const auto& [when, oid] : garbage_) {
-    if (when <= now) due.push_back(oid);
+    if (when <= now) due_once.insert(oid);
   }
-  if (due.empty()) return Status::Ok();
+  if (due_once.empty()) return Status::Ok();
+  const std::vector<std::string> due(due_once.begin(), due_once.end());
   // Each due object's owner, looked up before the claim is checked: while
   // the manifest still names this writer no successor has made anything,
   // so a removal that holds to that owner cannot take an object a

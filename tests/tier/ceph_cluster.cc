@@ -1,10 +1,12 @@
 // CephCluster: see ceph_cluster.h.
 #include "ceph_cluster.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
+#include <fstream>
 #include <random>
 #include <vector>
 
@@ -81,6 +83,22 @@ std::string CephCluster::UniqueImage(const std::string& stem) {
                       std::to_string(rd() % 100000);
   MadeImages().push_back(image);
   return image;
+}
+
+FrozenOsds::FrozenOsds() {
+  std::ifstream count(CephCluster::Dir() + "/osds");
+  int osds = 0;
+  count >> osds;
+  for (int id = 0; id < osds; ++id) {
+    std::ifstream pid_file(CephCluster::Dir() + "/run/osd." + std::to_string(id) + ".pid");
+    pid_t pid = 0;
+    if (pid_file >> pid && pid > 0 && kill(pid, SIGSTOP) == 0) pids_.push_back(pid);
+  }
+  frozen_ = osds > 0 && pids_.size() == static_cast<size_t>(osds);
+}
+
+FrozenOsds::~FrozenOsds() {
+  for (pid_t pid : pids_) kill(pid, SIGCONT);
 }
 
 }  // namespace ckptfs::testing

@@ -7,7 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/types.h>
+
 #include <string>
+#include <vector>
 
 namespace ckptfs::testing {
 
@@ -28,6 +31,23 @@ class CephCluster : public ::testing::Environment {
   // An image name no other test (or earlier run) uses. Its objects are
   // removed at TearDown when the cluster outlives the tests.
   static std::string UniqueImage(const std::string& stem);
+};
+
+// Every OSD of the cluster stopped (SIGSTOP) for the object's life, then let
+// go on (SIGCONT), whatever the test's outcome. They keep their connections
+// and answer nothing, as hung OSDs do: a client's calls time out, and what
+// it sent waits in the sockets and lands once they go on.
+class FrozenOsds {
+ public:
+  FrozenOsds();
+  ~FrozenOsds();
+  FrozenOsds(const FrozenOsds&) = delete;
+  FrozenOsds& operator=(const FrozenOsds&) = delete;
+  bool frozen() const { return frozen_; }
+
+ private:
+  std::vector<pid_t> pids_;
+  bool frozen_ = false;
 };
 
 }  // namespace ckptfs::testing

@@ -125,15 +125,16 @@ class ScriptedSegment : public CommittedImageSource {
   std::optional<Handout> handout_ GUARDED_BY(mu_);
 };
 
-Result<std::unique_ptr<RadosImage>> OpenImage(const std::string& image) {
+Result<std::unique_ptr<RadosImage>> OpenImage(const std::string& image, unsigned timeout_seconds = 30) {
   CKPTFS_ASSIGN_OR_RETURN(RadosTarget target, ParseRadosSpec("rados:" + std::string(CephCluster::kPool) + "/" +
-                                                                 image, CephCluster::Conf(), "", 30));
+                                                                 image, CephCluster::Conf(), "", timeout_seconds));
   return RadosImage::Open(target);
 }
 
 Result<std::unique_ptr<Drainer>> OpenDrainer(const std::string& image, ScriptedSegment* source,
-                                             DrainOptions options = {}, uint64_t store_id = kStoreId) {
-  CKPTFS_ASSIGN_OR_RETURN(std::unique_ptr<RadosImage> rados, OpenImage(image));
+                                             DrainOptions options = {}, uint64_t store_id = kStoreId,
+                                             unsigned timeout_seconds = 30) {
+  CKPTFS_ASSIGN_OR_RETURN(std::unique_ptr<RadosImage> rados, OpenImage(image, timeout_seconds));
   options.busy_bytes_per_second = 0;  // no burst to wait for
   return Drainer::Open(std::move(rados), source, store_id, options);
 }
@@ -445,6 +446,49 @@ TEST(DrainerTest, ALeftoverObjectKeepsItsIdAndAWriterWhoseLockWasBrokenRemovesNo
   EXPECT_TRUE(ReadBack(second->get(), 2) == successor_bytes);
   (*first)->Stop();
   (*second)->Stop();
+}
+
+// A first write that timed out (the OSDs hung) and yet arrived once they
+// went on made the object this writer's: the next cycle's exclusive
+// create of it is refused, the object is found to name this writer, and
+// the segment is sent into it again, under its id, with nothing left over.
+TEST(DrainerTest, AFirstWriteThatTimedOutYetArrivedLeavesTheObjectTheWritersOwn) {
+  const std::string image = CephCluster::UniqueImage("landed-late");
+  ScriptedSegment source;
+  const std::string bytes = Random(kSegmentBytes, 24);
+  source.Commit(1, {{0, kSegmentBytes}}, 0, bytes);
+  DrainOptions now;
+  now.gc_delay = std::chrono::seconds(0);
+  auto opened = OpenDrainer(image, &source, now, kStoreId, /*timeout_seconds=*/3);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  Drainer& drainer = **opened;
+  // Hung from the drain's first read of the segment on: its claim checked,
+  // its writes sent into sockets nobody reads.
+  std::optional<testing::FrozenOsds> frozen;
+  source.StallAfter(0, [&] { frozen.emplace(); });
+  Status cut = drainer.DrainUntil(0, std::chrono::milliseconds(500));
+  ASSERT_TRUE(frozen.has_value() && frozen->frozen());
+  EXPECT_FALSE(cut.ok());
+  EXPECT_FALSE(drainer.Published(kSegment, 1).has_value());
+  frozen.reset();
+  const std::string name = ImageManifest::ObjectName(kSegment, 1);
+  {
+    auto admin = OpenImage(image);
+    ASSERT_TRUE(admin.ok()) << admin.status().ToString();
+    ASSERT_TRUE(testing::WaitFor([&] { return (*admin)->Owner(name, ImageManifest::kOwnerXattr).ok(); }, 30))
+        << "the timed-out create never arrived";
+  }
+  ASSERT_TRUE(drainer.DrainUntil(0, std::chrono::seconds(60)).ok());
+  ASSERT_TRUE(drainer.Published(kSegment, 1).has_value());
+  EXPECT_EQ(drainer.Published(kSegment, 1)->object, 1u);
+  EXPECT_TRUE(ReadBack(&drainer, 1) == bytes);
+  EXPECT_FALSE(drainer.Stats().fenced);
+  // And nothing to collect: one more cycle leaves the one object.
+  source.Commit(1, {{0, kSegmentBytes}}, 0, bytes);
+  ASSERT_TRUE(drainer.DrainUntil(0, std::chrono::seconds(60)).ok());
+  EXPECT_EQ(SegmentObjects(image), (std::vector<std::string>{name}));
+  EXPECT_EQ(drainer.Stats().objects_removed, 0u);
+  drainer.Stop();
 }
 
 // Objects left under the ids the writer hands out first (by a daemon

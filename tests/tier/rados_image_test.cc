@@ -6,12 +6,9 @@
 // (SIGSTOP): they keep their connections and answer nothing, as a hung OSD
 // does, so the client's writes fill the sockets and queue behind them.
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/types.h>
 
 #include <cerrno>
 #include <chrono>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,32 +22,8 @@ namespace ckptfs {
 namespace {
 
 using testing::CephCluster;
+using testing::FrozenOsds;
 using testing::WaitFor;
-
-// Every OSD of the cluster stopped (SIGSTOP) for the object's life, then let
-// go on (SIGCONT), whatever the test's outcome.
-class FrozenOsds {
- public:
-  FrozenOsds() {
-    std::ifstream count(CephCluster::Dir() + "/osds");
-    int osds = 0;
-    count >> osds;
-    for (int id = 0; id < osds; ++id) {
-      std::ifstream pid_file(CephCluster::Dir() + "/run/osd." + std::to_string(id) + ".pid");
-      pid_t pid = 0;
-      if (pid_file >> pid && pid > 0 && kill(pid, SIGSTOP) == 0) pids_.push_back(pid);
-    }
-    frozen_ = osds > 0 && pids_.size() == static_cast<size_t>(osds);
-  }
-  ~FrozenOsds() {
-    for (pid_t pid : pids_) kill(pid, SIGCONT);
-  }
-  bool frozen() const { return frozen_; }
-
- private:
-  std::vector<pid_t> pids_;
-  bool frozen_ = false;
-};
 
 Result<std::unique_ptr<RadosImage>> OpenImage(const std::string& image, unsigned timeout_seconds) {
   CKPTFS_ASSIGN_OR_RETURN(
