@@ -466,7 +466,9 @@ TEST(DrainerTest, AFirstWriteThatTimedOutYetArrivedLeavesTheObjectTheWritersOwn)
   // its writes sent into sockets nobody reads.
   std::optional<testing::FrozenOsds> frozen;
   source.StallAfter(0, [&] { frozen.emplace(); });
-  Status cut = drainer.DrainUntil(0, std::chrono::milliseconds(500));
+  // A deadline before the writes' timeout: the cycle that times out is the
+  // last, yet its claim check and reads have time to come first.
+  Status cut = drainer.DrainUntil(0, std::chrono::milliseconds(2500));
   ASSERT_TRUE(frozen.has_value() && frozen->frozen());
   EXPECT_FALSE(cut.ok());
   EXPECT_FALSE(drainer.Published(kSegment, 1).has_value());
