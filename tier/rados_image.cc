@@ -7,10 +7,10 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
-#include <utility>
-#include <vector>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace ckptfs {
 namespace {
