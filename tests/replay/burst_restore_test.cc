@@ -69,14 +69,14 @@ TEST(BurstRestore, DetectsACorruptedByte) {
   RankIo io;
   io.dir = dir.path();
   io.fsync = false;
-  std::vector<std::byte> buffer, scratch;
+  std::vector<std::byte> buffer;
   const RankPlan& rank = plan.ranks[6];
   ASSERT_TRUE(WriteRankFiles(rank, io, buffer, [](uint64_t) {}).ok());
-  ASSERT_TRUE(VerifyRankFiles(rank, io, buffer, scratch, [](uint64_t) {}).ok());
+  ASSERT_TRUE(VerifyRankFiles(rank, io, buffer, [](uint64_t) {}).ok());
 
   const PlannedFile& victim = rank.files[10];
   FlipByte(dir.path() + "/" + victim.relative_path, 700);
-  Status st = VerifyRankFiles(rank, io, buffer, scratch, [](uint64_t) {});
+  Status st = VerifyRankFiles(rank, io, buffer, [](uint64_t) {});
   ASSERT_TRUE(st.IsCorruption()) << st.ToString();
   EXPECT_NE(st.message().find(victim.relative_path + ": content mismatch at offset 700"), std::string::npos)
       << st.message();
@@ -88,19 +88,19 @@ TEST(BurstRestore, MmapRestoreReadsTheSameBytesAndCatchesAFlippedOne) {
   RankIo io;
   io.dir = dir.path();
   io.fsync = false;
-  std::vector<std::byte> buffer, scratch;
+  std::vector<std::byte> buffer;
   const RankPlan& rank = plan.ranks[2];
   ASSERT_TRUE(WriteRankFiles(rank, io, buffer, [](uint64_t) {}).ok());
   io.restore_mode = RestoreMode::kMmap;
-  std::vector<std::byte> unused, mmap_scratch;
+  std::vector<std::byte> unused;
   uint64_t verified = 0;
-  ASSERT_TRUE(VerifyRankFiles(rank, io, unused, mmap_scratch, [&](uint64_t n) { verified += n; }).ok());
+  ASSERT_TRUE(VerifyRankFiles(rank, io, unused, [&](uint64_t n) { verified += n; }).ok());
   EXPECT_EQ(verified, rank.FileBytes());
   EXPECT_TRUE(unused.empty());  // compared in place, never copied
 
   const PlannedFile& victim = rank.files[4];
   FlipByte(dir.path() + "/" + victim.relative_path, 1000);
-  Status st = VerifyRankFiles(rank, io, unused, mmap_scratch, [](uint64_t) {});
+  Status st = VerifyRankFiles(rank, io, unused, [](uint64_t) {});
   ASSERT_TRUE(st.IsCorruption()) << st.ToString();
   EXPECT_NE(st.message().find(victim.relative_path + ": content mismatch at offset 1000"), std::string::npos)
       << st.message();
@@ -133,11 +133,11 @@ TEST(BurstRestore, DetectsATruncatedFile) {
   CheckpointPlan plan = BuildCheckpointPlan(SmallBurst(), {1, 1}).value();
   RankIo io;
   io.dir = dir.path();
-  std::vector<std::byte> buffer, scratch;
+  std::vector<std::byte> buffer;
   ASSERT_TRUE(WriteRankFiles(plan.ranks[0], io, buffer, [](uint64_t) {}).ok());
   const PlannedFile& victim = plan.ranks[0].files.back();
   std::filesystem::resize_file(dir.path() + "/" + victim.relative_path, victim.FileBytes() - 1);
-  Status st = VerifyRankFiles(plan.ranks[0], io, buffer, scratch, [](uint64_t) {});
+  Status st = VerifyRankFiles(plan.ranks[0], io, buffer, [](uint64_t) {});
   EXPECT_TRUE(st.IsCorruption()) << st.ToString();
 }
 
@@ -149,9 +149,9 @@ TEST(BurstRestore, SmallMaxWriteSplitsTensorsWithoutChangingContent) {
   writer.max_write = 4096;
   RankIo reader = writer;
   reader.max_write = 1 << 20;
-  std::vector<std::byte> buffer, scratch;
+  std::vector<std::byte> buffer;
   ASSERT_TRUE(WriteRankFiles(plan.ranks[1], writer, buffer, [](uint64_t) {}).ok());
-  EXPECT_TRUE(VerifyRankFiles(plan.ranks[1], reader, buffer, scratch, [](uint64_t) {}).ok());
+  EXPECT_TRUE(VerifyRankFiles(plan.ranks[1], reader, buffer, [](uint64_t) {}).ok());
 }
 
 TEST(BurstRestore, RetentionKeepsOnlyTheNewestCheckpoints) {

@@ -70,33 +70,40 @@ TEST(Payload, WordsDoNotRepeatWithinAMegabyte) {
 TEST(Payload, FindMismatchReportsTheCorruptedOffset) {
   PayloadPattern pattern(PayloadKind::kRandom, FileSeed("f"));
   std::vector<std::byte> data = Generate(pattern, 1000, 5000);
-  std::vector<std::byte> scratch(data.size());
-  EXPECT_FALSE(pattern.FindMismatch(1000, data, scratch).has_value());
+  EXPECT_FALSE(pattern.FindMismatch(1000, data).has_value());
   data[1234] ^= std::byte{0x01};
-  std::optional<uint64_t> bad = pattern.FindMismatch(1000, data, scratch);
+  std::optional<uint64_t> bad = pattern.FindMismatch(1000, data);
   ASSERT_TRUE(bad.has_value());
   EXPECT_EQ(*bad, 1000u + 1234u);
 }
 
-TEST(Payload, FindMismatchComparesBlockByBlockWithAScratchSmallerThanTheData) {
+// The expected bytes are made 4 KiB at a time: a mismatch in any block, at
+// either edge of one, and in the words cut at the start and the end of data
+// that begins and ends mid-word, is found where it is.
+TEST(Payload, FindMismatchFindsAFlippedByteAnywhere) {
   PayloadPattern pattern(PayloadKind::kBf16, FileSeed("f"));
   std::vector<std::byte> data = Generate(pattern, 7, 10000);
-  std::vector<std::byte> scratch(333);  // blocks that cut words and end short
-  EXPECT_FALSE(pattern.FindMismatch(7, data, scratch).has_value());
-  for (size_t corrupt : {size_t{0}, size_t{332}, size_t{333}, size_t{6000}, size_t{9999}}) {
+  EXPECT_FALSE(pattern.FindMismatch(7, data).has_value());
+  for (size_t corrupt : {size_t{0}, size_t{1}, size_t{4088}, size_t{4089}, size_t{6000}, size_t{8184},
+                         size_t{9999}}) {
     std::vector<std::byte> bad_data = data;
     bad_data[corrupt] ^= std::byte{0x80};
-    EXPECT_EQ(pattern.FindMismatch(7, bad_data, scratch), std::optional<uint64_t>(7 + corrupt)) << corrupt;
+    EXPECT_EQ(pattern.FindMismatch(7, bad_data), std::optional<uint64_t>(7 + corrupt)) << corrupt;
   }
+  // Two flips: the first is reported.
+  std::vector<std::byte> twice = data;
+  twice[5000] ^= std::byte{1};
+  twice[9000] ^= std::byte{1};
+  EXPECT_EQ(pattern.FindMismatch(7, twice), std::optional<uint64_t>(7 + 5000));
 }
 
 TEST(Payload, ZerosAreZerosAndVerifyAsSuch) {
   PayloadPattern zeros(PayloadKind::kZeros, FileSeed("f"));
-  std::vector<std::byte> data = Generate(zeros, 5, 100);
+  std::vector<std::byte> data = Generate(zeros, 5, 10000);
   for (std::byte b : data) ASSERT_EQ(b, std::byte{0});
-  std::vector<std::byte> scratch(data.size());
-  data[99] = std::byte{1};
-  EXPECT_EQ(zeros.FindMismatch(5, data, scratch), std::optional<uint64_t>(104));
+  EXPECT_FALSE(zeros.FindMismatch(5, data).has_value());
+  data[9999] = std::byte{1};
+  EXPECT_EQ(zeros.FindMismatch(5, data), std::optional<uint64_t>(10004));
 }
 
 TEST(Payload, ParsesKindNames) {

@@ -39,9 +39,9 @@ TEST(TraceReplay, EmittedWorkloadTraceReplaysToVerifiableFiles) {
   // The burst runner's verifier accepts what the replay wrote: same bytes.
   RankIo io;
   io.dir = dir.path();
-  std::vector<std::byte> buffer, scratch;
+  std::vector<std::byte> buffer;
   for (const RankPlan& rank : plan.ranks) {
-    Status st = VerifyRankFiles(rank, io, buffer, scratch, [](uint64_t) {});
+    Status st = VerifyRankFiles(rank, io, buffer, [](uint64_t) {});
     ASSERT_TRUE(st.ok()) << st.ToString();
   }
 }
@@ -65,9 +65,9 @@ TEST(TraceReplay, TraceOfOneNodesShareReplaysOnlyItsRanks) {
   }
   RankIo io;
   io.dir = dir.path();
-  std::vector<std::byte> buffer, scratch;
+  std::vector<std::byte> buffer;
   for (const RankPlan& rank : plan.ranks) {
-    Status st = VerifyRankFiles(rank, io, buffer, scratch, [](uint64_t) {});
+    Status st = VerifyRankFiles(rank, io, buffer, [](uint64_t) {});
     ASSERT_TRUE(st.ok()) << st.ToString();
   }
 }

@@ -98,7 +98,6 @@ class Burst {
     io_.max_write = options.max_write;
     io_.restore_mode = options.restore_mode;
     buffers_.resize(ranks_.Count());
-    scratch_.resize(ranks_.Count());
   }
 
   Result<std::vector<PhaseResult>> Run() {
@@ -218,8 +217,7 @@ class Burst {
     SizeBuffers(plan, /*for_restore=*/true);
     ProgressBar progress("restore " + CheckpointLabel(id), plan.FileBytes(), options_.progress);
     RanksOutcome outcome = RunRanksConcurrently(plan.ranks.size(), [&](int rank) {
-      return VerifyRankFiles(plan.ranks[rank], io_, buffers_[rank], scratch_[rank],
-                             [&](uint64_t n) { progress.Add(n); });
+      return VerifyRankFiles(plan.ranks[rank], io_, buffers_[rank], [&](uint64_t n) { progress.Add(n); });
     });
     CKPTFS_RETURN_IF_ERROR(outcome.FirstError(ranks_.first));
     PhaseResult phase = Summarize("restore", CheckpointLabel(id), plan, outcome);
@@ -233,7 +231,6 @@ class Burst {
   const RankRange ranks_;  // what this run plans, writes and reads; thread i runs rank first + i
   RankIo io_;
   std::vector<std::vector<std::byte>> buffers_;
-  std::vector<std::vector<std::byte>> scratch_;
   struct StoredCheckpoint {
     CheckpointId id;
     CheckpointPlan plan;
@@ -272,11 +269,10 @@ Status WriteRankFiles(const RankPlan& plan, const RankIo& io, std::vector<std::b
 }
 
 Status VerifyRankFiles(const RankPlan& plan, const RankIo& io, std::vector<std::byte>& buffer,
-                       std::vector<std::byte>& scratch, const std::function<void(uint64_t)>& on_bytes) {
+                       const std::function<void(uint64_t)>& on_bytes) {
   const bool mapped = io.restore_mode == RestoreMode::kMmap;
   uint64_t largest = LargestChunk(plan, io.max_write);
   if (!mapped) buffer.resize(std::max<uint64_t>(buffer.size(), largest));
-  scratch.resize(PayloadPattern::kVerifyBlockBytes);
   for (const PlannedFile& file : plan.files) {
     const std::string path = JoinPath(io.dir, file.relative_path);
     CKPTFS_ASSIGN_OR_RETURN(UniqueFd fd, OpenFile(path, OpenMode::kRead));
@@ -308,7 +304,7 @@ Status VerifyRankFiles(const RankPlan& plan, const RankIo& io, std::vector<std::
         }
         chunk = into;
       }
-      if (std::optional<uint64_t> bad = pattern.FindMismatch(offset, chunk, scratch)) {
+      if (std::optional<uint64_t> bad = pattern.FindMismatch(offset, chunk)) {
         return Status::Corruption(path + ": content mismatch at offset " + std::to_string(*bad));
       }
       on_bytes(length);

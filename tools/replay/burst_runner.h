@@ -64,6 +64,6 @@ Status WriteRankFiles(const RankPlan& plan, const RankIo& io, std::vector<std::b
 // Reads every file back and checks size and content against the payload. In
 // mmap mode `buffer` is not used: the mapped pages are compared in place.
 Status VerifyRankFiles(const RankPlan& plan, const RankIo& io, std::vector<std::byte>& buffer,
-                       std::vector<std::byte>& scratch, const std::function<void(uint64_t)>& on_bytes);
+                       const std::function<void(uint64_t)>& on_bytes);
 
 }  // namespace ckptfs::replay

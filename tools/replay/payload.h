@@ -33,16 +33,11 @@ class PayloadPattern {
   PayloadPattern(PayloadKind kind, uint64_t file_seed) : kind_(kind), seed_(file_seed) {}
 
   void Fill(uint64_t file_offset, std::span<std::byte> out) const;
-  // The expected bytes are made and compared this many at a time: a block
-  // that stays in a core's L2 cache, so verifying reads the data once from
-  // memory instead of also writing and reading back a copy as large as it.
-  static constexpr size_t kVerifyBlockBytes = 1 << 20;
-
   // Offset (within the file) of the first byte of `data` that differs from
-  // the pattern, or nullopt when all match. `scratch` holds the expected
-  // bytes a block at a time: any non-empty size, ideally kVerifyBlockBytes.
-  std::optional<uint64_t> FindMismatch(uint64_t file_offset, std::span<const std::byte> data,
-                                       std::span<std::byte> scratch) const;
+  // the pattern, or nullopt when all match. The expected bytes are made a
+  // few KiB at a time and compared where they are made, so verifying reads
+  // the data once and writes nothing.
+  std::optional<uint64_t> FindMismatch(uint64_t file_offset, std::span<const std::byte> data) const;
 
  private:
   PayloadKind kind_;

@@ -80,8 +80,7 @@ class RankReplay {
           if (got != op.length) {
             return Status::Corruption(path + ": short read at offset " + std::to_string(op.offset));
           }
-          scratch_.resize(PayloadPattern::kVerifyBlockBytes);
-          if (auto bad = PayloadPattern(options_.payload, FileSeed(op.path)).FindMismatch(op.offset, data, scratch_)) {
+          if (auto bad = PayloadPattern(options_.payload, FileSeed(op.path)).FindMismatch(op.offset, data)) {
             return Status::Corruption(path + ": content mismatch at offset " + std::to_string(*bad));
           }
         }
@@ -116,7 +115,6 @@ class RankReplay {
   ProgressBar& progress_;
   std::map<std::string, UniqueFd> open_;
   std::vector<std::byte> buffer_;
-  std::vector<std::byte> scratch_;
 };
 
 uint64_t TotalDataBytes(const Trace& trace) {
