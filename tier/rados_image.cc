@@ -85,7 +85,8 @@ struct RadosImage::Connection {
 struct RadosImage::Op::State {
   librados::AioCompletion* completion = nullptr;
   librados::bufferlist bl;
-  char* read_into = nullptr;  // reads: where the bytes go once they arrive
+  bool reads = false;
+  char* read_into = nullptr;  // reads: where the bytes go once they arrive (null: they stay in bl)
   size_t len = 0;
   std::string what;  // for the error message
   bool waited = false;
@@ -94,6 +95,26 @@ struct RadosImage::Op::State {
   std::atomic<bool>* fenced = nullptr;  // the image's: set on EBLOCKLISTED
   const char* refused = nullptr;  // writes: why an owner's check failed (ECANCELED), if it does
 };
+
+struct RadosImage::Reply::Bytes {
+  librados::bufferlist bl;
+};
+
+RadosImage::Reply::Reply(std::unique_ptr<Bytes> bytes) : bytes_(std::move(bytes)) {
+  // In one piece, as the messenger receives a frame's data; gathered (a
+  // copy) should a reply ever come in several.
+  if (!bytes_->bl.is_contiguous()) bytes_->bl.rebuild();
+  size_ = bytes_->bl.length();
+  data_ = size_ ? bytes_->bl.c_str() : nullptr;
+}
+
+RadosImage::Reply::~Reply() = default;
+
+uint32_t RadosImage::Reply::Crc32c() const {
+  // The messenger checks with the raw register seeded with all ones, as
+  // Payload::Crc32c asks for it.
+  return ~bytes_->bl.crc32c(~0u);
+}
 
 struct RadosImage::SendBuffer::Memory {
   ceph::bufferptr ptr;
@@ -161,10 +182,16 @@ Result<size_t> RadosImage::Op::Wait() {
   if (ret == -EEXIST && s.refused) return Status::Exists(s.what + ": the object exists already");
   if (ret == -ECANCELED && s.refused) return Status::Exists(s.what + ": " + s.refused);
   if (ret < 0) return FailedCall(s.what, ret, s.fenced);
-  if (!s.read_into) return s.len;
+  if (!s.reads) return s.len;
   const size_t n = std::min<size_t>(s.bl.length(), s.len);
-  s.bl.begin().copy(static_cast<unsigned>(n), s.read_into);
+  if (s.read_into) s.bl.begin().copy(static_cast<unsigned>(n), s.read_into);
   return n;
+}
+
+std::unique_ptr<RadosImage::Reply> RadosImage::Op::TakeReply() {
+  auto bytes = std::make_unique<Reply::Bytes>();
+  bytes->bl = std::move(state_->bl);
+  return std::unique_ptr<Reply>(new Reply(std::move(bytes)));
 }
 
 bool RadosImage::Op::Done() const {
@@ -276,11 +303,16 @@ std::unique_ptr<RadosImage::Op> RadosImage::StartRead(const std::string& oid, ch
   s->completion = librados::Rados::aio_create_completion();
   s->fenced = &fenced_;
   s->len = len;
+  s->reads = true;
   s->read_into = buf;
   s->what = "RADOS read of " + target_.ToString() + "/" + oid;
   const int ret = connection_->io.aio_read(oid, s->completion, &s->bl, len, offset);
   if (ret < 0) s->submit_error = ret;  // never submitted: Wait reports it
   return std::unique_ptr<Op>(new Op(std::move(s)));
+}
+
+std::unique_ptr<RadosImage::Op> RadosImage::StartRead(const std::string& oid, size_t len, uint64_t offset) {
+  return StartRead(oid, nullptr, len, offset);
 }
 
 Result<size_t> RadosImage::Read(const std::string& oid, char* buf, size_t len, uint64_t offset) {

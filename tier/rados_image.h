@@ -23,6 +23,27 @@ namespace ckptfs {
 
 class RadosImage {
  public:
+  // The bytes a read brought, in the memory librados received them into:
+  // not copied again. They stay while the Reply lives.
+  class Reply {
+   public:
+    ~Reply();
+    const char* data() const { return data_; }
+    size_t size() const { return size_; }
+    // Their CRC32C. The messenger checked each frame it received against
+    // the frame's checksum and keeps that checksum with the buffer, so for
+    // the whole of a reply's bytes, as a read's are, this reads none of them.
+    uint32_t Crc32c() const;
+
+   private:
+    friend class RadosImage;
+    struct Bytes;  // librados' bufferlist
+    explicit Reply(std::unique_ptr<Bytes> bytes);
+    std::unique_ptr<Bytes> bytes_;
+    const char* data_ = nullptr;
+    size_t size_ = 0;
+  };
+
   // An asynchronous write or read in flight. Wait() once; the destructor
   // waits too, so the caller's buffer is never used after it is freed.
   class Op {
@@ -32,6 +53,8 @@ class RadosImage {
     Op& operator=(const Op&) = delete;
     // Bytes read (reads) or written.
     Result<size_t> Wait();
+    // The bytes of a read started without a buffer, once Wait succeeded.
+    std::unique_ptr<Reply> TakeReply();
     // Whether the operation has finished (Wait returns at once, but for
     // the CompletionSignal's callback, which follows at once).
     bool Done() const;
@@ -160,6 +183,9 @@ class RadosImage {
                                  CompletionSignal* signal = nullptr);
   // Reads up to `len` bytes; past the object's end the count is short.
   std::unique_ptr<Op> StartRead(const std::string& oid, char* buf, size_t len, uint64_t offset);
+  // The same into librados' own memory (Op::TakeReply), where the bytes
+  // arrive anyway: a read into the caller's buffer copies each byte again.
+  std::unique_ptr<Op> StartRead(const std::string& oid, size_t len, uint64_t offset);
   Result<size_t> Read(const std::string& oid, char* buf, size_t len, uint64_t offset);
   // The whole object; NotFound when there is none.
   Result<std::string> ReadWhole(const std::string& oid);

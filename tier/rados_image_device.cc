@@ -100,6 +100,48 @@ Status RadosImageDevice::Read(uint64_t offset, void* buf, size_t len) {
   return WaitAll(&fetches);
 }
 
+std::optional<RadosImageDevice::Stretch> RadosImageDevice::WholeStretch(uint64_t offset, size_t len) const {
+  Stretch s;
+  if (const PhysicalExtent at{offset}; at.remote()) {
+    s.entry = manifest_.FindObject(at.remote_object());
+    s.offset = at.remote_offset();
+  } else {
+    if (offset < data_start_ || offset + len > device_size_) return std::nullopt;
+    const uint64_t segment = (offset - data_start_) / segment_size_;
+    s.offset = offset - (data_start_ + segment * segment_size_);
+    if (s.offset + len > segment_size_) return std::nullopt;
+    s.entry = manifest_.Find(static_cast<uint32_t>(segment));
+  }
+  if (s.entry == nullptr) return std::nullopt;
+  // Chunks end to end from before the start to past the end: no zeros
+  // between them, which the image holds but no object does.
+  uint64_t covered = s.offset;
+  for (const ImageChunk& c : s.entry->chunks) {
+    if (covered >= s.offset + len || c.offset > covered) break;
+    covered = std::max<uint64_t>(covered, c.offset + c.length);
+  }
+  if (covered < s.offset + len) return std::nullopt;
+  return s;
+}
+
+Result<LentBytes> RadosImageDevice::ReadLent(uint64_t offset, size_t len) {
+  const std::optional<Stretch> s = WholeStretch(offset, len);
+  if (!s || len == 0) return LentBytes{};
+  const uint64_t object = s->entry->object_id;
+  if (cache_) {
+    std::shared_ptr<char[]> kept(new char[len]);
+    if (cache_->Read(object, s->offset, kept.get(), len)) return LentBytes{kept.get(), len, kept, std::nullopt};
+  }
+  auto op = image_->StartRead(ImageManifest::ObjectName(s->entry->segment, object), len, s->offset);
+  CKPTFS_ASSIGN_OR_RETURN(size_t n, op->Wait());
+  if (n < len) return LentBytes{};  // the object ends early: Read gives the zeros after it
+  reads_.fetch_add(1, std::memory_order_relaxed);
+  read_bytes_.fetch_add(len, std::memory_order_relaxed);
+  std::shared_ptr<const RadosImage::Reply> reply = op->TakeReply();
+  if (cache_) cache_->Insert(object, s->offset, reply->data(), len);
+  return LentBytes{reply->data(), len, reply, reply->Crc32c()};
+}
+
 Status RadosImageDevice::WaitAll(std::vector<Fetch>* fetches) {
   Status first;
   for (Fetch& f : *fetches) {

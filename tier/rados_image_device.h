@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,12 @@ class RadosImageDevice : public BlockDevice {
   static Result<std::unique_ptr<RadosImageDevice>> Open(std::unique_ptr<RadosImage> image);
 
   Status Read(uint64_t offset, void* buf, size_t len) override;
+  // Lends the bytes of a range that one read of one object returns whole
+  // (chunks end to end, no zeros between), in the reply's own memory, with
+  // the checksum the messenger kept: a restore then copies and checksums no
+  // byte of its own before handing it to the kernel. Other ranges are left
+  // to Read.
+  Result<LentBytes> ReadLent(uint64_t offset, size_t len) override;
   Status Write(uint64_t offset, const void* buf, size_t len) override;
   Status Flush() override;
   uint64_t size() const override { return device_size_; }
@@ -66,6 +73,13 @@ class RadosImageDevice : public BlockDevice {
   // starts, one per stretch of adjacent chunks, and zeros between them.
   void StartChunkReads(const ImageSegment* entry, uint64_t lo, uint64_t hi, char* out,
                        std::vector<Fetch>* fetches);
+  // The object holding [offset, offset + len) of the device and where in it
+  // the range starts, when one read of it returns the range whole.
+  struct Stretch {
+    const ImageSegment* entry = nullptr;
+    uint64_t offset = 0;
+  };
+  std::optional<Stretch> WholeStretch(uint64_t offset, size_t len) const;
   // Waits for every read, adding what arrived to the cache; the first failure.
   Status WaitAll(std::vector<Fetch>* fetches);
 

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "ckptfs/status.h"
@@ -24,6 +25,16 @@ struct RemoteReadCounters {
   uint64_t bytes = 0;
   uint64_t cache_hit_bytes = 0;
   uint64_t cache_fill_bytes = 0;
+};
+
+// Bytes a device read into memory of its own and lends out (ReadLent);
+// `owner` keeps them. Empty (no owner) when the device did not lend them.
+struct LentBytes {
+  const char* data = nullptr;
+  size_t size = 0;
+  std::shared_ptr<const void> owner;
+  // Their CRC32C, when the device knew it without reading the bytes again.
+  std::optional<uint32_t> crc32c;
 };
 
 class BlockDevice {
@@ -49,6 +60,12 @@ class BlockDevice {
   // evicted to a tier) return the tier's bytes. Devices that do not serve
   // them fail such reads.
   virtual bool ServesRemoteRuns() const { return false; }
+  // Reads `len` bytes at `offset` (neither need be block-aligned) into
+  // memory the device allocates, and lends it: for a device whose reads
+  // arrive in memory of its own anyway (RADOS replies), where a Read into
+  // the caller's buffer copies every byte once more. Empty when the device
+  // does not lend (the default) or not these bytes: then Read them.
+  virtual Result<LentBytes> ReadLent(uint64_t offset, size_t len) { return LentBytes{}; }
   virtual RemoteReadCounters remote_counters() const { return {}; }
 };
 

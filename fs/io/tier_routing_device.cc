@@ -24,6 +24,11 @@ Status TierRoutingDevice::Read(uint64_t offset, void* buf, size_t len) {
   return tier_->ReadRemote(at.remote_object(), at.remote_offset(), buf, len);
 }
 
+Result<LentBytes> TierRoutingDevice::ReadLent(uint64_t offset, size_t len) {
+  if (!PhysicalExtent{offset}.remote() || local_->ServesRemoteRuns()) return local_->ReadLent(offset, len);
+  return LentBytes{};
+}
+
 Status TierRoutingDevice::Write(uint64_t offset, const void* buf, size_t len) {
   if (PhysicalExtent{offset}.remote()) {
     return Status::Invalid("write to a remote address " + std::to_string(offset));

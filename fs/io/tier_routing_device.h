@@ -26,6 +26,8 @@ class TierRoutingDevice : public BlockDevice {
   explicit TierRoutingDevice(std::unique_ptr<BlockDevice> local) : local_(std::move(local)) {}
 
   Status Read(uint64_t offset, void* buf, size_t len) override EXCLUDES(tier_mu_);
+  // What the device below lends; runs read from the attached tier are not.
+  Result<LentBytes> ReadLent(uint64_t offset, size_t len) override;
   Status Write(uint64_t offset, const void* buf, size_t len) override;
   Status Flush() override { return local_->Flush(); }
   uint64_t size() const override { return local_->size(); }

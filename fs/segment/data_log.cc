@@ -188,23 +188,33 @@ std::shared_ptr<DataLog::Buffer> DataLog::BufferHolding(const PhysicalExtent& ex
 
 Result<RunCache::Run> DataLog::StoredRun(const PhysicalExtent& extent) {
   std::shared_ptr<Buffer> buffer = BufferHolding(extent);
-  auto run = run_buffers_.Get(extent.length);
   if (buffer) {
+    auto run = run_buffers_.Get(extent.length);
     const uint32_t segment = buffer->segment;
     // Holding the buffer keeps its memory from being recycled meanwhile.
     std::memcpy(run->data(), buffer->data->data() + (extent.addr - sb_.SegmentOffset(segment)),
                 extent.length);
-    return RunCache::Run(std::move(run));
+    return std::make_shared<const RunBytes>(std::move(run));
   }
+  auto checked = [&](const char* data, std::optional<uint32_t> known_crc) -> Status {
+    if ((known_crc ? *known_crc : crc32c::Value(data, extent.length)) == extent.crc) return Status::Ok();
+    return Status::Corruption("checksum mismatch in stored extent at device offset " +
+                              std::to_string(extent.addr) + " (" + std::to_string(extent.length) + " bytes)");
+  };
+  // A device that lends what it read (a RADOS image: the reply's memory)
+  // spares the copy into a buffer of ours.
+  CKPTFS_ASSIGN_OR_RETURN(LentBytes lent, device_->ReadLent(extent.addr, extent.length));
+  if (lent.owner) {
+    if (lent.size != extent.length) return Status::IOError("a device lent a run of another length");  // a bug
+    CKPTFS_RETURN_IF_ERROR(checked(lent.data, lent.crc32c));
+    return std::make_shared<const RunBytes>(std::move(lent));
+  }
+  auto run = run_buffers_.Get(extent.length);
   // The allocation is rounded up to whole blocks, so the aligned read fits.
   CKPTFS_RETURN_IF_ERROR(
       device_->Read(extent.addr, run->data(), AlignUp(extent.length, kBlockSize)));
-  if (crc32c::Value(run->data(), extent.length) != extent.crc) {
-    return Status::Corruption("checksum mismatch in stored extent at device offset " +
-                              std::to_string(extent.addr) + " (" +
-                              std::to_string(extent.length) + " bytes)");
-  }
-  return RunCache::Run(std::move(run));
+  CKPTFS_RETURN_IF_ERROR(checked(run->data(), std::nullopt));
+  return std::make_shared<const RunBytes>(std::move(run));
 }
 
 Result<RunCache::Run> DataLog::DecodedRun(const PhysicalExtent& extent) {
@@ -229,7 +239,7 @@ Result<RunCache::Run> DataLog::LoadDecodedRun(const PhysicalExtent& extent) {
     MutexLock lock(&mu_);
     stats_.runs_decoded += 1;
   }
-  return RunCache::Run(std::move(decoded));
+  return std::make_shared<const RunBytes>(std::move(decoded));
 }
 
 Status DataLog::Read(const PhysicalExtent& extent, uint32_t skip, void* dst, size_t len) {

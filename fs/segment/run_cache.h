@@ -8,7 +8,8 @@
 // and a run straddling two of them was read from the device twice.
 //
 // The capacity bounds the memory the runs hold: a run counts its buffer's
-// capacity, which for a pooled buffer is its size class (util/buffer_pool.h).
+// capacity, which for a pooled buffer is its size class (util/buffer_pool.h),
+// and a lent one its size.
 //
 // Thread-safe (one mutex, held only for map updates, never during I/O).
 // Entries are immutable once inserted; a segment that gets new contents must
@@ -23,14 +24,38 @@
 #include <unordered_map>
 
 #include "ckptfs/status.h"
+#include "io/block_device.h"
 #include "util/aligned_buffer.h"
 #include "util/mutex.h"
 
 namespace ckptfs {
 
+// A run's bytes in memory, whoever holds them: a buffer of the store's own
+// (most often pooled, util/buffer_pool.h), or memory a device lent
+// (BlockDevice::ReadLent: a RADOS reply, used where it arrived).
+class RunBytes {
+ public:
+  // All of `buffer`; it counts its capacity.
+  explicit RunBytes(std::shared_ptr<const AlignedBuffer> buffer)
+      : data_(buffer->data()), size_(buffer->size()), capacity_(buffer->capacity()), owner_(std::move(buffer)) {}
+  explicit RunBytes(LentBytes lent)
+      : data_(lent.data), size_(lent.size), capacity_(lent.size), owner_(std::move(lent.owner)) {}
+
+  const char* data() const { return data_; }
+  size_t size() const { return size_; }
+  // The memory it holds, which the cache's capacity bounds.
+  size_t capacity() const { return capacity_; }
+
+ private:
+  const char* data_;
+  size_t size_;
+  size_t capacity_;
+  std::shared_ptr<const void> owner_;
+};
+
 class RunCache {
  public:
-  using Run = std::shared_ptr<const AlignedBuffer>;
+  using Run = std::shared_ptr<const RunBytes>;
 
   explicit RunCache(uint64_t capacity_bytes) : capacity_(capacity_bytes) {}
 

@@ -103,7 +103,7 @@ TEST(BufferPool, ABufferMayOutliveItsPool) {
 TEST(RunCache, CountsTheMemoryAPooledRunHolds) {
   BufferPool pool(kMiB, 8);  // one class: every run takes 1 MiB
   RunCache cache(2 * kMiB);
-  for (uint64_t addr = 0; addr < 3; ++addr) cache.Insert(addr * kMiB, 7, pool.Get(4 * kKiB + 512 * kKiB));
+  for (uint64_t addr = 0; addr < 3; ++addr) cache.Insert(addr * kMiB, 7, std::make_shared<const RunBytes>(pool.Get(4 * kKiB + 512 * kKiB)));
   // Three runs of 516 KiB are 1.5 MiB of bytes but 3 MiB of buffers: the
   // oldest is evicted.
   EXPECT_EQ(cache.Find(0, 7), nullptr);

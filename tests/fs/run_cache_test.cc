@@ -125,7 +125,7 @@ class GatedLoad {
     if (!fail_.ok()) return fail_;
     auto run = std::make_shared<AlignedBuffer>(4096);
     std::memset(run->data(), 'R', 4096);
-    return RunCache::Run(std::move(run));
+    return std::make_shared<const RunBytes>(std::move(run));
   }
   void Open(Status fail = Status::Ok()) {
     std::lock_guard<std::mutex> l(mu_);
@@ -182,7 +182,7 @@ TEST(RunCache, ALoadOfTheSegmentsEarlierLifeIsNotShared) {
     return cache.FindOrLoad(4096, 8, [] {
       auto run = std::make_shared<AlignedBuffer>(4096);
       std::memset(run->data(), 'N', 4096);
-      return Result<RunCache::Run>(RunCache::Run(std::move(run)));
+      return Result<RunCache::Run>(std::make_shared<const RunBytes>(std::move(run)));
     });
   });
   const bool waited = new_reader.wait_for(std::chrono::seconds(10)) != std::future_status::ready;
