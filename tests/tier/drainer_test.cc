@@ -78,7 +78,7 @@ class ScriptedSegment : public CommittedImageSource {
     std::function<void()> stall;
     {
       MutexLock lock(&mu_);
-      if (stall_ && stall_after_reads_-- == 0) stall = std::move(stall_);
+      if (stall_ && offset == stall_offset_) stall = std::move(stall_);
     }
     if (stall) stall();  // without the lock: the drain's other reads go on
     MutexLock lock(&mu_);
@@ -100,18 +100,20 @@ class ScriptedSegment : public CommittedImageSource {
     MutexLock lock(&mu_);
     handout_ = Handout{reads, incarnation, std::move(bytes)};
   }
-  // After `reads` more reads, the one reading next runs `stall` first, as
-  // a drain whose process stops there would wait for it.
-  void StallAfter(int reads, std::function<void()> stall) EXCLUDES(mu_) {
+  // The next read of the piece at `offset` runs `stall` first, as a drain
+  // whose process stops there would wait for it. By offset, not by count:
+  // the drain reads pieces ahead on several threads, in no set order, and a
+  // stall of the second piece's read let the first go out meanwhile.
+  void StallAt(uint64_t offset, std::function<void()> stall) EXCLUDES(mu_) {
     MutexLock lock(&mu_);
-    stall_after_reads_ = reads;
+    stall_offset_ = offset;
     stall_ = std::move(stall);
   }
   void AttachTier(RemoteTier*) override {}
 
  private:
   mutable Mutex mu_;
-  int stall_after_reads_ GUARDED_BY(mu_) = 0;
+  uint64_t stall_offset_ GUARDED_BY(mu_) = 0;
   std::function<void()> stall_ GUARDED_BY(mu_);
   std::string bytes_ GUARDED_BY(mu_);
   uint64_t incarnation_ GUARDED_BY(mu_) = 0;
@@ -304,14 +306,16 @@ TEST(DrainerTest, AWriterWhoseLockWasBrokenPublishesNothingOnceAnotherHasOpenedT
 }
 
 // A successor that opens and drains `successor` while `hung`'s drain
-// stalls, between reading its next piece and sending it: breaks the lock,
-// opens, drains, and keeps what it opened and how the drain went.
+// stalls, between reading its first piece (at `first_piece` in the segment)
+// and sending it: breaks the lock, opens, drains, and keeps what it opened
+// and how the drain went.
 struct SuccessorDuringAStall {
   std::unique_ptr<Drainer> drainer;
   Status drained = Status::IOError("the stall never came");
 
-  SuccessorDuringAStall(const std::string& image, ScriptedSegment* hung, ScriptedSegment* successor) {
-    hung->StallAfter(0, [this, image, successor] {
+  SuccessorDuringAStall(const std::string& image, ScriptedSegment* hung, ScriptedSegment* successor,
+                        uint64_t first_piece = 0) {
+    hung->StallAt(first_piece, [this, image, successor] {
       BreakWriterLock(image);
       auto opened = OpenDrainer(image, successor);
       if (!opened.ok()) {
@@ -371,7 +375,7 @@ TEST(DrainerTest, AWriterThatStallsInTheMiddleOfACycleWritesNothingIntoAnObjectI
   const std::string successor_back = Random(kHalf, 20);
   successor.Commit(1, {{0, kHalf}}, 0, front);
   successor.Commit(1, {{0, kSegmentBytes}}, kHalf, successor_back);
-  SuccessorDuringAStall second(image, &hung, &successor);
+  SuccessorDuringAStall second(image, &hung, &successor, /*first_piece=*/kHalf);
   hung.Commit(1, {{0, kSegmentBytes}}, kHalf, Random(kHalf, 21));
   Status woke = (*first)->DrainUntil(0, std::chrono::seconds(60));
   ASSERT_TRUE(second.drained.ok()) << second.drained.ToString();
@@ -465,7 +469,7 @@ TEST(DrainerTest, AFirstWriteThatTimedOutYetArrivedLeavesTheObjectTheWritersOwn)
   // Hung from the drain's first read of the segment on: its claim checked,
   // its writes sent into sockets nobody reads.
   std::optional<testing::FrozenOsds> frozen;
-  source.StallAfter(0, [&] { frozen.emplace(); });
+  source.StallAt(0, [&] { frozen.emplace(); });
   // A deadline before the writes' timeout: the cycle that times out is the
   // last, yet its claim check and reads have time to come first.
   Status cut = drainer.DrainUntil(0, std::chrono::milliseconds(2500));
