@@ -32,7 +32,8 @@ class RadosImage {
     size_t size() const { return size_; }
     // Their CRC32C. The messenger checked each frame it received against
     // the frame's checksum and keeps that checksum with the buffer, so for
-    // the whole of a reply's bytes, as a read's are, this reads none of them.
+    // the whole of a reply's bytes, as a read's are, this reads none of them
+    // (in msgr2's crc mode, the default; in secure mode it reads them).
     uint32_t Crc32c() const;
 
    private:

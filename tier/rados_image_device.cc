@@ -134,9 +134,9 @@ Result<LentBytes> RadosImageDevice::ReadLent(uint64_t offset, size_t len) {
   }
   auto op = image_->StartRead(ImageManifest::ObjectName(s->entry->segment, object), len, s->offset);
   CKPTFS_ASSIGN_OR_RETURN(size_t n, op->Wait());
-  if (n < len) return LentBytes{};  // the object ends early: Read gives the zeros after it
   reads_.fetch_add(1, std::memory_order_relaxed);
-  read_bytes_.fetch_add(len, std::memory_order_relaxed);
+  read_bytes_.fetch_add(n, std::memory_order_relaxed);
+  if (n < len) return LentBytes{};  // the object ends early: Read gives the zeros after it
   std::shared_ptr<const RadosImage::Reply> reply = op->TakeReply();
   if (cache_) cache_->Insert(object, s->offset, reply->data(), len);
   return LentBytes{reply->data(), len, reply, reply->Crc32c()};
