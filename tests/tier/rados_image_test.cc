@@ -173,6 +173,13 @@ TEST(RadosImageTest, AnObjectIsWrittenOnlyAsItsOwnerAndMadeOrTakenOverOnce) {
   EXPECT_EQ(*owner, "");
   EXPECT_TRUE(write(first->get(), 'a', 0, {Mode::kTakeOver, kOwner, "first", ""}, "unnamed").ok());
   EXPECT_TRUE((*first)->Owner("no-such-object", kOwner).status().IsNotFound());
+  // A write as the owner, or taking over from none, makes no object that
+  // is not there (its bytes go before the owner's check in the operation).
+  Status missing = write(first->get(), 'a', 0, {Mode::kOwner, kOwner, "first"}, "no-such-object");
+  EXPECT_FALSE(missing.ok());
+  EXPECT_NE(missing.code(), Status::Code::kExists) << missing.ToString();
+  EXPECT_FALSE(write(first->get(), 'a', 0, {Mode::kTakeOver, kOwner, "first", ""}, "no-such-object").ok());
+  EXPECT_TRUE((*first)->Owner("no-such-object", kOwner).status().IsNotFound());
 
   // Removed only by the owner it names.
   Status not_its = (*first)->RemoveIfOwner("seg", kOwner, "first");
