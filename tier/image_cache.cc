@@ -128,35 +128,42 @@ std::string ImageCache::EncodeIndexLocked() const {
   return out;
 }
 
-bool ImageCache::Read(uint64_t object, uint64_t offset, char* buf, size_t len) {
+std::optional<ImageCache::Hit> ImageCache::Find(uint64_t object, uint64_t offset, size_t len) {
   Key key;
   Piece piece;
   {
     MutexLock lock(&mu_);
     // The piece starting at or before `offset` in this object.
     auto it = pieces_.upper_bound({object, offset});
-    if (it == pieces_.begin()) return false;
+    if (it == pieces_.begin()) return std::nullopt;
     --it;
     key = it->first;
     piece = it->second;
-    if (key.first != object || key.second + piece.length < offset + len) return false;
+    if (key.first != object || key.second + piece.length < offset + len) return std::nullopt;
   }
   // The whole piece, so its checksum can be checked.
-  std::string bytes(piece.length, '\0');
-  const ssize_t n = ::pread(fd_, bytes.data(), piece.length, static_cast<off_t>(piece.file_offset));
-  if (n != static_cast<ssize_t>(piece.length) || crc32c::Value(bytes.data(), bytes.size()) != piece.crc) {
+  auto bytes = std::make_shared<std::string>(piece.length, '\0');
+  const ssize_t n = ::pread(fd_, bytes->data(), piece.length, static_cast<off_t>(piece.file_offset));
+  if (n != static_cast<ssize_t>(piece.length) || crc32c::Value(bytes->data(), bytes->size()) != piece.crc) {
     spdlog::warn("cache {}: piece of object {} at {} is damaged; reading it from RADOS", path_, object,
                  key.second);
     MutexLock lock(&mu_);
     pieces_.erase(key);
-    return false;
+    return std::nullopt;
   }
-  std::memcpy(buf, bytes.data() + (offset - key.second), len);
   hit_bytes_.fetch_add(len, std::memory_order_relaxed);
+  return Hit{std::move(bytes), static_cast<size_t>(offset - key.second)};
+}
+
+bool ImageCache::Read(uint64_t object, uint64_t offset, char* buf, size_t len) {
+  std::optional<Hit> hit = Find(object, offset, len);
+  if (!hit) return false;
+  std::memcpy(buf, hit->piece->data() + hit->at, len);
   return true;
 }
 
-void ImageCache::Insert(uint64_t object, uint64_t offset, const char* data, size_t len) {
+void ImageCache::Insert(uint64_t object, uint64_t offset, const char* data, size_t len,
+                        std::optional<uint32_t> crc) {
   uint64_t at;
   {
     MutexLock lock(&mu_);
@@ -180,7 +187,7 @@ void ImageCache::Insert(uint64_t object, uint64_t offset, const char* data, size
     full_ = true;
     return;
   }
-  pieces_[{object, offset}] = Piece{static_cast<uint32_t>(len), at, crc32c::Value(data, len)};
+  pieces_[{object, offset}] = Piece{static_cast<uint32_t>(len), at, crc ? *crc : crc32c::Value(data, len)};
   fill_bytes_.fetch_add(len, std::memory_order_relaxed);
   if (saving_ || end_ - saved_end_ < std::max(kSaveEveryBytes, saved_end_ / 8)) return;
   saving_ = true;

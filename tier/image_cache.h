@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -64,11 +65,19 @@ class ImageCache {
   // Saves the index (Close).
   ~ImageCache();
 
-  // Fills buf with `len` bytes at `offset` of `object` if a piece holds
-  // them intact; false when the caller must read RADOS.
+  // The piece holding `len` bytes at `offset` of `object`, read whole and
+  // checked, and where those bytes start in it; none when no piece holds
+  // them intact and the caller must read RADOS.
+  struct Hit {
+    std::shared_ptr<const std::string> piece;
+    size_t at = 0;
+  };
+  std::optional<Hit> Find(uint64_t object, uint64_t offset, size_t len) EXCLUDES(mu_);
+  // Find, copied into buf.
   bool Read(uint64_t object, uint64_t offset, char* buf, size_t len) EXCLUDES(mu_);
-  // Adds bytes read from RADOS.
-  void Insert(uint64_t object, uint64_t offset, const char* data, size_t len) EXCLUDES(mu_);
+  // Adds bytes read from RADOS; `crc` is their CRC32C when the caller has it.
+  void Insert(uint64_t object, uint64_t offset, const char* data, size_t len,
+              std::optional<uint32_t> crc = std::nullopt) EXCLUDES(mu_);
   // Syncs the pieces and saves the index; idempotent.
   Status Close() EXCLUDES(mu_, save_mu_);
 

@@ -129,8 +129,9 @@ Result<LentBytes> RadosImageDevice::ReadLent(uint64_t offset, size_t len) {
   if (!s || len == 0) return LentBytes{};
   const uint64_t object = s->entry->object_id;
   if (cache_) {
-    std::shared_ptr<char[]> kept(new char[len]);
-    if (cache_->Read(object, s->offset, kept.get(), len)) return LentBytes{kept.get(), len, kept, std::nullopt};
+    if (std::optional<ImageCache::Hit> hit = cache_->Find(object, s->offset, len)) {
+      return LentBytes{hit->piece->data() + hit->at, len, hit->piece, std::nullopt};
+    }
   }
   auto op = image_->StartRead(ImageManifest::ObjectName(s->entry->segment, object), len, s->offset);
   CKPTFS_ASSIGN_OR_RETURN(size_t n, op->Wait());
@@ -138,8 +139,9 @@ Result<LentBytes> RadosImageDevice::ReadLent(uint64_t offset, size_t len) {
   read_bytes_.fetch_add(n, std::memory_order_relaxed);
   if (n < len) return LentBytes{};  // the object ends early: Read gives the zeros after it
   std::shared_ptr<const RadosImage::Reply> reply = op->TakeReply();
-  if (cache_) cache_->Insert(object, s->offset, reply->data(), len);
-  return LentBytes{reply->data(), len, reply, reply->Crc32c()};
+  const uint32_t crc = reply->Crc32c();
+  if (cache_) cache_->Insert(object, s->offset, reply->data(), len, crc);
+  return LentBytes{reply->data(), len, reply, crc};
 }
 
 Status RadosImageDevice::WaitAll(std::vector<Fetch>* fetches) {
