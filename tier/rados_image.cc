@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "util/aligned_buffer.h"
+
 namespace ckptfs {
 namespace {
 
@@ -121,7 +123,10 @@ struct RadosImage::SendBuffer::Memory {
 };
 
 RadosImage::SendBuffer::SendBuffer(size_t bytes) : memory_(std::make_unique<Memory>()) {
-  memory_->ptr = ceph::bufferptr(ceph::buffer::create_page_aligned(static_cast<unsigned>(bytes)));
+  // The drain reads the store into it with O_DIRECT (util/aligned_buffer.h).
+  memory_->ptr = ceph::bufferptr(
+      ceph::buffer::create_aligned(static_cast<unsigned>(bytes), static_cast<unsigned>(DirectIoAlignment(bytes))));
+  AdviseHugePages(memory_->ptr.c_str(), bytes);
 }
 
 RadosImage::SendBuffer::~SendBuffer() = default;
