@@ -51,6 +51,48 @@ Result<nlohmann::json> ReadStats(const std::string& mountpoint) {
 
 uint64_t TierField(const nlohmann::json& stats, const char* key) { return stats["tier"].value(key, 0ull); }
 
+// How long Wait pauses between two reads of the stats. Each read is a FUSE
+// round trip and a JSON report the daemon writes and this tool parses:
+// every 10 ms, a drain's wait took 1% of the two cores the drain shares
+// with the OSDs on the test machine (docs/benchmarks.md). So the pause is
+// half the time the drain needs for what it is behind at the rate it sent
+// since the last read: few reads while it is far behind, and reads 10 ms
+// apart as it ends, so that the caller learns of the end as soon.
+class WaitPacer {
+ public:
+  std::chrono::milliseconds Next(const nlohmann::json& stats) {
+    const auto now = std::chrono::steady_clock::now();
+    const uint64_t uploaded = TierField(stats, "uploaded_bytes");
+    const uint64_t behind = TierField(stats, "behind_bytes");
+    if (behind == 0) {
+      pause_ = kShortest;  // all sent: the manifest is on its way
+    } else if (read_before_ && uploaded > uploaded_before_) {
+      const double seconds = std::chrono::duration<double>(now - read_at_).count();
+      const double bytes_per_second = static_cast<double>(uploaded - uploaded_before_) / seconds;
+      const double half_the_rest_ms = 500.0 * static_cast<double>(behind) / bytes_per_second;
+      pause_ = std::chrono::milliseconds(
+          static_cast<int64_t>(std::min(half_the_rest_ms, static_cast<double>(kLongest.count()))));
+    } else if (read_before_) {
+      // Nothing sent since (the drain waits for a burst, retries, or
+      // publishes): no rate to go by, so the pause grows.
+      pause_ *= 2;
+    }
+    pause_ = std::clamp(pause_, kShortest, kLongest);
+    read_before_ = true;
+    read_at_ = now;
+    uploaded_before_ = uploaded;
+    return pause_;
+  }
+
+ private:
+  static constexpr std::chrono::milliseconds kShortest{10};
+  static constexpr std::chrono::milliseconds kLongest{500};
+  bool read_before_ = false;
+  std::chrono::steady_clock::time_point read_at_;
+  uint64_t uploaded_before_ = 0;
+  std::chrono::milliseconds pause_{kShortest};
+};
+
 int Wait(const std::string& mountpoint, double timeout) {
   // fsync of a directory commits everything in the store, so the commit
   // read next covers every write made before this call.
@@ -68,6 +110,7 @@ int Wait(const std::string& mountpoint, double timeout) {
   }
   const uint64_t target = TierField(*stats, "committed_lsn");
   const auto start = std::chrono::steady_clock::now();
+  WaitPacer pacer;
   while (true) {
     if (TierField(*stats, "published") && TierField(*stats, "drained_lsn") >= target) {
       std::printf("%s: %s holds every commit up to %" PRIu64 " (%.1f s)\n", mountpoint.c_str(),
@@ -91,10 +134,14 @@ int Wait(const std::string& mountpoint, double timeout) {
                    TierField(*stats, "behind_bytes"), error.empty() ? "" : "; last error: ", error.c_str());
       return 1;
     }
-    // A stats read is one FUSE round trip: polling often costs little, and
-    // a longer pause only delays the caller (the 100 ms this was added up
-    // to 2% to a 5 s drain, as a benchmark's clock sees it).
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    auto pause = pacer.Next(*stats);
+    if (timeout > 0) {
+      // Not past the timeout, by more than the shortest pause.
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::duration<double>(timeout) - (std::chrono::steady_clock::now() - start));
+      pause = std::min(pause, std::max(left, std::chrono::milliseconds(10)));
+    }
+    std::this_thread::sleep_for(pause);
     stats = ReadStats(mountpoint);
     if (!stats.ok()) {
       std::fprintf(stderr, "ckptfs-tier: %s\n", stats.status().ToString().c_str());
