@@ -54,7 +54,8 @@ uint64_t TierField(const nlohmann::json& stats, const char* key) { return stats[
 // How long Wait pauses between two reads of the stats. Each read is a FUSE
 // round trip and a JSON report the daemon writes and this tool parses:
 // every 10 ms, a drain's wait took 1% of the two cores the drain shares
-// with the OSDs on the test machine (docs/benchmarks.md). So the pause is
+// with the OSDs on the test machine (docs/benchmarks.md, "Huge pages under
+// the drain's reads and the burst's writes"). So the pause is
 // half the time the drain needs for what it is behind at the rate it sent
 // since the last read: few reads while it is far behind, and reads 10 ms
 // apart as it ends, so that the caller learns of the end as soon.
@@ -64,7 +65,7 @@ class WaitPacer {
     const auto now = std::chrono::steady_clock::now();
     const uint64_t uploaded = TierField(stats, "uploaded_bytes");
     const uint64_t behind = TierField(stats, "behind_bytes");
-    if (behind == 0) {
+    if (read_before_ && uploaded > uploaded_before_ && behind == 0) {
       pause_ = kShortest;  // all sent: the manifest is on its way
     } else if (read_before_ && uploaded > uploaded_before_) {
       const double seconds = std::chrono::duration<double>(now - read_at_).count();
@@ -73,8 +74,8 @@ class WaitPacer {
       pause_ = std::chrono::milliseconds(
           static_cast<int64_t>(std::min(half_the_rest_ms, static_cast<double>(kLongest.count()))));
     } else if (read_before_) {
-      // Nothing sent since (the drain waits for a burst, retries, or
-      // publishes): no rate to go by, so the pause grows.
+      // Nothing sent since (the drain waits for a burst to end, retries,
+      // or publishes): no rate to go by, so the pause grows.
       pause_ *= 2;
     }
     pause_ = std::clamp(pause_, kShortest, kLongest);
