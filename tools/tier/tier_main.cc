@@ -61,22 +61,27 @@ uint64_t TierField(const nlohmann::json& stats, const char* key) { return stats[
 // apart as it ends, so that the caller learns of the end as soon.
 class WaitPacer {
  public:
+  static constexpr std::chrono::milliseconds kShortest{10};
+  static constexpr std::chrono::milliseconds kLongest{500};
+
   std::chrono::milliseconds Next(const nlohmann::json& stats) {
     const auto now = std::chrono::steady_clock::now();
     const uint64_t uploaded = TierField(stats, "uploaded_bytes");
     const uint64_t behind = TierField(stats, "behind_bytes");
-    if (read_before_ && uploaded > uploaded_before_ && behind == 0) {
-      pause_ = kShortest;  // all sent: the manifest is on its way
-    } else if (read_before_ && uploaded > uploaded_before_) {
-      const double seconds = std::chrono::duration<double>(now - read_at_).count();
-      const double bytes_per_second = static_cast<double>(uploaded - uploaded_before_) / seconds;
-      const double half_the_rest_ms = 500.0 * static_cast<double>(behind) / bytes_per_second;
-      pause_ = std::chrono::milliseconds(
-          static_cast<int64_t>(std::min(half_the_rest_ms, static_cast<double>(kLongest.count()))));
-    } else if (read_before_) {
-      // Nothing sent since (the drain waits for a burst to end, retries,
-      // or publishes): no rate to go by, so the pause grows.
-      pause_ *= 2;
+    if (read_before_) {
+      if (uploaded <= uploaded_before_) {
+        // Nothing sent since (the drain waits for a burst to end, retries,
+        // or publishes): no rate to go by, so the pause grows.
+        pause_ *= 2;
+      } else if (behind == 0) {
+        pause_ = kShortest;  // all sent: the manifest is on its way
+      } else {
+        const double seconds = std::chrono::duration<double>(now - read_at_).count();
+        const double bytes_per_second = static_cast<double>(uploaded - uploaded_before_) / seconds;
+        const double half_the_rest_ms = 500.0 * static_cast<double>(behind) / bytes_per_second;
+        pause_ = std::chrono::milliseconds(
+            static_cast<int64_t>(std::min(half_the_rest_ms, static_cast<double>(kLongest.count()))));
+      }
     }
     pause_ = std::clamp(pause_, kShortest, kLongest);
     read_before_ = true;
@@ -86,8 +91,6 @@ class WaitPacer {
   }
 
  private:
-  static constexpr std::chrono::milliseconds kShortest{10};
-  static constexpr std::chrono::milliseconds kLongest{500};
   bool read_before_ = false;
   std::chrono::steady_clock::time_point read_at_;
   uint64_t uploaded_before_ = 0;
@@ -140,7 +143,7 @@ int Wait(const std::string& mountpoint, double timeout) {
       // Not past the timeout, by more than the shortest pause.
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           std::chrono::duration<double>(timeout) - (std::chrono::steady_clock::now() - start));
-      pause = std::min(pause, std::max(left, std::chrono::milliseconds(10)));
+      pause = std::min(pause, std::max(left, WaitPacer::kShortest));
     }
     std::this_thread::sleep_for(pause);
     stats = ReadStats(mountpoint);
