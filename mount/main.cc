@@ -209,8 +209,16 @@ int main(int argc, char* argv[]) {
     // and kept there, they are reused instead, which halved it; the price is
     // the heaps kept (230 MB resident after a restore instead of 100 MB), and
     // this mount is read-only, so no write buffers add to them.
+    //
+    // Kept means kept: a messenger thread's heap swings by the run cache's
+    // 16 MiB and the reads in flight as the cache lets go of old replies,
+    // and with the top trimmed past 8 MiB each swing handed 8-14 MB back
+    // (MADV_DONTNEED) for the next replies to fault in again, 4 KiB at a
+    // time: 40 000-60 000 faults a 1.7 GB restore, and the socket copies and
+    // CRCs into those cold pages cost twice as much a byte as into warm ones
+    // (docs/benchmarks.md, "Replies' pages kept mapped").
     mallopt(M_MMAP_THRESHOLD, 4 << 20);
-    mallopt(M_TRIM_THRESHOLD, 8 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
   }
   fuse_cmdline_opts opts{};
   if (fuse_parse_cmdline(&args, &opts) != 0) return 2;
