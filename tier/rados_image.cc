@@ -2,7 +2,9 @@
 #include "rados_image.h"
 
 #include <rados/librados.hpp>
+#include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -28,6 +30,26 @@ Status FailedCall(const std::string& what, int ret, std::atomic<bool>* fenced) {
   fenced->store(true);
   return Status::IOError(what + ": this client is fenced off the cluster (blocklisted, as `ckptfs-tier "
                                 "takeover` does to a writer it takes an image from)");
+}
+
+// Ceph's default for `ms_async_op_threads`, the client's messenger threads.
+constexpr const char* kCephDefaultMessengerThreads = "3";
+
+// The messenger threads for a client that may run on `cores` cores: half of
+// them, at least one and at most Ceph's three. Each thread copies and
+// checksums what arrives on its sockets (about 2 GB/s of replies a thread
+// here), and each keeps its own malloc arena, which holds its own peak of
+// reply buffers. On two cores the default three contended with the FUSE
+// threads and readers for them, and their three arenas' first touch was
+// 17 000 page faults a restore against 8 000 for one (docs/benchmarks.md,
+// "Fewer messenger threads on a small node").
+unsigned MessengerThreadsFor(unsigned cores) { return std::clamp(cores / 2, 1u, 3u); }
+
+// The cores this process may run on (its affinity, which cpusets narrow).
+unsigned UsableCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  return static_cast<unsigned>(std::max(1, CPU_COUNT(&set)));
 }
 
 // `bytes` as librados takes an xattr's value or an object's contents.
@@ -234,6 +256,13 @@ Result<std::unique_ptr<RadosImage>> RadosImage::Open(const RadosTarget& target) 
     return Status::IOError("reading the Ceph configuration for " + where +
                                (target.ceph_conf.empty() ? " (set CEPH_CONF or ceph_conf=)" : ""),
                            -ret);
+  }
+  // A configuration that chose its messenger threads keeps them; Ceph's
+  // default is sized to the node.
+  std::string threads;
+  if (c->rados.conf_get("ms_async_op_threads", threads) == 0 && threads == kCephDefaultMessengerThreads) {
+    ret = c->rados.conf_set("ms_async_op_threads", std::to_string(MessengerThreadsFor(UsableCores())).c_str());
+    if (ret < 0) return Status::IOError("setting ms_async_op_threads", -ret);
   }
   // No call may wait forever on a dead monitor or OSD: each fails with
   // ETIMEDOUT instead, and the caller decides to retry.

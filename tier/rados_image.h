@@ -174,6 +174,9 @@ class RadosImage {
 
   // Connects to the cluster and opens the pool; NotFound when the pool does
   // not exist, IOError with the reason when the cluster cannot be reached.
+  // Unless the configuration sets `ms_async_op_threads` to other than
+  // Ceph's default (3), the client runs half as many messenger threads as
+  // the process may use cores, one to three.
   static Result<std::unique_ptr<RadosImage>> Open(const RadosTarget& target);
   ~RadosImage();
 

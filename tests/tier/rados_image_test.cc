@@ -17,19 +17,33 @@
 #include "file_util.h"
 #include "rados_image.h"
 #include "rados_target.h"
+#include "temp_dir.h"
 
 namespace ckptfs {
 namespace {
 
 using testing::CephCluster;
 using testing::FrozenOsds;
+using testing::ReadFile;
+using testing::TempDir;
 using testing::WaitFor;
+using testing::WriteFile;
 
-Result<std::unique_ptr<RadosImage>> OpenImage(const std::string& image, unsigned timeout_seconds) {
+Result<std::unique_ptr<RadosImage>> OpenImage(const std::string& image, unsigned timeout_seconds,
+                                              const std::string& conf = CephCluster::Conf()) {
   CKPTFS_ASSIGN_OR_RETURN(
-      RadosTarget target, ParseRadosSpec("rados:" + std::string(CephCluster::kPool) + "/" + image,
-                                         CephCluster::Conf(), "", timeout_seconds));
+      RadosTarget target,
+      ParseRadosSpec("rados:" + std::string(CephCluster::kPool) + "/" + image, conf, "", timeout_seconds));
   return RadosImage::Open(target);
+}
+
+// This process's threads that librados' messengers run on.
+int MessengerThreads() {
+  int n = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    if (ReadFile(task.path().string() + "/comm").starts_with("msgr-worker-")) ++n;
+  }
+  return n;
 }
 
 TEST(RadosImageTest, AWriteThatTimedOutKeepsItsBufferUntilLibradosLetsGo) {
@@ -258,6 +272,32 @@ TEST(RadosImageTest, ABatchAnswersForEachObjectAndStopsAtItsFirstTimeout) {
   // Those sent may land once the OSDs go on (a timeout does not undo a
   // call); those never sent stay.
   EXPECT_GE(left->size(), others.size() - RadosImage::kBatchWindow) << "removals were tried after the timeout";
+}
+
+// Ceph's three messenger threads are for servers: a client gets one for
+// every two cores it may use, one to three, unless its ceph.conf chose.
+TEST(RadosImageTest, AClientRunsAMessengerThreadForEveryTwoCoresUnlessItsConfigurationChose) {
+  cpu_set_t cores;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(cores), &cores), 0);
+  const int expected = std::clamp(CPU_COUNT(&cores) / 2, 1, 3);
+  const int before = MessengerThreads();
+  {
+    auto rados = OpenImage(CephCluster::UniqueImage("msgr"), 30);
+    ASSERT_TRUE(rados.ok()) << rados.status().ToString();
+    EXPECT_EQ(MessengerThreads() - before, expected);
+  }
+  EXPECT_EQ(MessengerThreads(), before);  // each connection's own, gone with it
+
+  TempDir dir;
+  const std::string conf = dir.path() + "/ceph.conf";
+  std::string text = ReadFile(CephCluster::Conf());
+  const size_t client = text.find("[client]\n");
+  ASSERT_NE(client, std::string::npos);
+  text.insert(client + 9, "ms async op threads = 2\n");
+  ASSERT_TRUE(WriteFile(conf, text));
+  auto chose = OpenImage(CephCluster::UniqueImage("msgr"), 30, conf);
+  ASSERT_TRUE(chose.ok()) << chose.status().ToString();
+  EXPECT_EQ(MessengerThreads() - before, 2);
 }
 
 }  // namespace
