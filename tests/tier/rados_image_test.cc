@@ -291,9 +291,10 @@ TEST(RadosImageTest, AClientRunsAMessengerThreadForEveryTwoCoresUnlessItsConfigu
   TempDir dir;
   const std::string conf = dir.path() + "/ceph.conf";
   std::string text = ReadFile(CephCluster::Conf());
-  const size_t client = text.find("[client]\n");
+  const std::string section = "[client]\n";
+  const size_t client = text.find(section);
   ASSERT_NE(client, std::string::npos);
-  text.insert(client + 9, "ms async op threads = 2\n");
+  text.insert(client + section.size(), "ms async op threads = 2\n");
   ASSERT_TRUE(WriteFile(conf, text));
   auto chose = OpenImage(CephCluster::UniqueImage("msgr"), 30, conf);
   ASSERT_TRUE(chose.ok()) << chose.status().ToString();
