@@ -485,11 +485,14 @@ TEST_F(CompressedStoreTest, IdleRecompressionFreesANearlyFullStore) {
   ASSERT_TRUE(fs_->Sync().ok());
   ASSERT_GT(written.size(), 64u << 20);
   const struct statvfs full = fs_->StatFs();
-  // 15 MiB back, most of two 8 MiB segments. Under ThreadSanitizer the
-  // writes land differently and recompression frees 15.3 MiB, every time
-  // (two CI runs), where the plain build frees more: 16 MiB was a bound of
-  // that build, not of the behaviour.
-  const uint64_t wanted = full.f_bfree + (16 << 20) / full.f_frsize - (1 << 20) / full.f_frsize;
+  // At least one whole 8 MiB segment back. How much more depends on where
+  // the burst's runs landed: the plain build frees 16 MiB; under
+  // ThreadSanitizer 15.3 MiB on one machine and 8.7 MiB in four runs of
+  // five on another, where every segment left with raw data then holds
+  // less raw than live bytes and is no candidate (RecompressOnce), which a
+  // log of its candidates showed. The behaviour is that an idle store with
+  // nothing dead gives whole segments back.
+  const uint64_t wanted = full.f_bfree + (8 << 20) / full.f_frsize;
   // Each recompression pass takes a free segment for what it writes before
   // its commit frees the victims, so free space dips between passes: it is
   // read once it has stayed above the mark for a second (under load a pass
