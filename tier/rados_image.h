@@ -185,7 +185,8 @@ class RadosImage {
   std::unique_ptr<Op> StartWrite(const std::string& oid, Payload payload, uint64_t offset,
                                  const WriteOnceHint& hint, const WriteAs& as,
                                  CompletionSignal* signal = nullptr);
-  // Reads up to `len` bytes; past the object's end the count is short.
+  // Reads up to `len` bytes; past the object's end the count is short. The
+  // OSDs are told not to cache what they read for it.
   std::unique_ptr<Op> StartRead(const std::string& oid, char* buf, size_t len, uint64_t offset);
   // The same into librados' own memory (Op::TakeReply), where the bytes
   // arrive anyway: a read into the caller's buffer copies each byte again.

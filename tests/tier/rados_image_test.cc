@@ -2,13 +2,16 @@
 // stays the write's until librados lets go of it, which for a write that
 // timed out comes after its completion, not with it; and an object claimed
 // by one client is written whole by no other; a batch of removals answers
-// for each object, and stops at its first timeout. The OSDs are frozen
+// for each object, and stops at its first timeout; its reads ask the OSDs
+// (as their own log shows) not to cache what they read. The OSDs are frozen
 // (SIGSTOP): they keep their connections and answer nothing, as a hung OSD
 // does, so the client's writes fill the sockets and queue behind them.
 #include <gtest/gtest.h>
 
 #include <cerrno>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -299,6 +302,48 @@ TEST(RadosImageTest, AClientRunsAMessengerThreadForEveryTwoCoresUnlessItsConfigu
   auto chose = OpenImage(CephCluster::UniqueImage("msgr"), 30, conf);
   ASSERT_TRUE(chose.ok()) << chose.status().ToString();
   EXPECT_EQ(MessengerThreads() - before, 2);
+}
+
+// The OSDs' log lines of the operations they ran, at debug_osd 10, that
+// name `needle`.
+std::vector<std::string> OsdOpLines(const std::string& needle) {
+  std::vector<std::string> lines;
+  for (const auto& entry : std::filesystem::directory_iterator(CephCluster::Dir() + "/log")) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with("osd.") || !name.ends_with(".log")) continue;
+    std::ifstream in(entry.path());
+    for (std::string line; std::getline(in, line);) {
+      if (line.find("do_osd_op ") != std::string::npos && line.find(needle) != std::string::npos) {
+        lines.push_back(line);
+      }
+    }
+  }
+  return lines;
+}
+
+TEST(RadosImageTest, TheOsdsAreToldNotToCacheWhatItReads) {
+  const std::string image = CephCluster::UniqueImage("nocache");
+  auto rados = OpenImage(image, 30);
+  ASSERT_TRUE(rados.ok()) << rados.status().ToString();
+  ASSERT_TRUE((*rados)->WriteWhole("object", std::string(64 << 10, 'x')).ok());
+  // The OSDs log each operation with its flags at level 10; back to their
+  // configured level whatever the outcome.
+  ASSERT_EQ(CephCluster::Ceph("tell 'osd.*' config set debug_osd 10"), 0);
+  struct Quiet {
+    ~Quiet() { CephCluster::Ceph("tell 'osd.*' config unset debug_osd"); }
+  } quiet;
+  // The object (in the image's namespace) and the range read, as the OSD
+  // prints the operation.
+  const std::string op = image + "::object:head [read 4099~12345";
+  auto read = (*rados)->StartRead("object", 12345, 4099);
+  auto n = read->Wait();
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(*n, 12345u);
+  // The log is written behind the operation.
+  std::vector<std::string> lines;
+  EXPECT_TRUE(WaitFor([&] { return !(lines = OsdOpLines(op)).empty(); }, 20))
+      << "no OSD logged the read";
+  for (const std::string& line : lines) EXPECT_NE(line.find("fadvise_nocache"), std::string::npos) << line;
 }
 
 }  // namespace
