@@ -71,15 +71,6 @@ std::vector<T> TakeInTurn(std::vector<std::vector<T>> lists) {
   }
 }
 
-// Parses "seg.S.N" into N; 0 when the name is not a segment object.
-uint64_t ObjectIdOf(const std::string& name) {
-  unsigned segment = 0;
-  unsigned long long id = 0;
-  char tail = 0;
-  if (std::sscanf(name.c_str(), "seg.%u.%llu%c", &segment, &id, &tail) != 2) return 0;
-  return id;
-}
-
 // The objects a manifest names, in both of its lists.
 std::set<std::string> ObjectNames(const ImageManifest& m) {
   std::set<std::string> names;
@@ -452,9 +443,9 @@ Status Drainer::ScanObjectsLocked() {
   const auto due = std::chrono::steady_clock::now() + options_.gc_delay;
   std::set<std::string> listed;
   for (const std::string& name : names) {
-    const uint64_t id = ObjectIdOf(name);
-    if (id == 0) continue;  // the manifest, the lock object, or not ours
-    next_object_id_ = std::max(next_object_id_, id + 1);
+    const std::optional<uint64_t> id = ImageManifest::ObjectIdOf(name);
+    if (!id) continue;  // the manifest, the lock object, or not ours
+    next_object_id_ = std::max(next_object_id_, *id + 1);
     listed.insert(name);
     // Written by a writer that died before naming it (or dropped by a
     // manifest whose removal it did not live to do).

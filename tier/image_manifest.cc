@@ -2,7 +2,9 @@
 #include "image_manifest.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
+#include <string_view>
 
 #include "util/coding.h"
 #include "util/crc32c.h"
@@ -51,6 +53,20 @@ Result<std::vector<ImageSegment>> DecodeEntries(Decoder* d, SortedBy sorted_by) 
 
 std::string ImageManifest::ObjectName(uint32_t segment, uint64_t object_id) {
   return "seg." + std::to_string(segment) + "." + std::to_string(object_id);
+}
+
+std::optional<uint64_t> ImageManifest::ObjectIdOf(const std::string& name) {
+  // Digits only (sscanf's %u would take signs and spaces too).
+  constexpr std::string_view kPrefix = "seg.";
+  if (!name.starts_with(kPrefix)) return std::nullopt;
+  const char* end = name.data() + name.size();
+  uint32_t segment = 0;
+  auto [dot, ok] = std::from_chars(name.data() + kPrefix.size(), end, segment);
+  if (ok != std::errc() || dot == end || *dot != '.') return std::nullopt;
+  uint64_t id = 0;
+  auto [tail, parsed] = std::from_chars(dot + 1, end, id);
+  if (parsed != std::errc() || tail != end || id == 0) return std::nullopt;
+  return id;
 }
 
 const ImageSegment* ImageManifest::Find(uint32_t segment) const {

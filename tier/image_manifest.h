@@ -34,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,9 @@ struct ImageManifest {
   static Result<ImageManifest> Decode(const std::string& data);
 
   static std::string ObjectName(uint32_t segment, uint64_t object_id);
+  // The object id in a segment object's name (ObjectName); nullopt for
+  // any other name (the manifest, the lock object, another's).
+  static std::optional<uint64_t> ObjectIdOf(const std::string& name);
   // The entry of local segment `segment`, or null.
   const ImageSegment* Find(uint32_t segment) const;
   // The entry, in either list, of object `object_id`, or null.

@@ -112,5 +112,14 @@ TEST(ImageManifestTest, RefusesWhatIsNotAnIntactManifest) {
   EXPECT_TRUE(ImageManifest::Decode(unsorted.Encode()).status().IsCorruption());
 }
 
+TEST(ImageManifestTest, ASegmentObjectsNameGivesItsIdAndNoOtherNameDoes) {
+  EXPECT_EQ(ImageManifest::ObjectIdOf(ImageManifest::ObjectName(3, 17)), 17u);
+  EXPECT_EQ(ImageManifest::ObjectIdOf(ImageManifest::ObjectName(0, 1ull << 40)), 1ull << 40);
+  for (const char* other : {ImageManifest::kObject, ImageManifest::kLockObject, "seg.3", "seg.3.17x", "seg.3.0",
+                            "seg..17", "xseg.3.17", "seg.3.-1", "seg.+3.17", "seg. 3.17", "seg.3.17.", ""}) {
+    EXPECT_FALSE(ImageManifest::ObjectIdOf(other).has_value()) << other;
+  }
+}
+
 }  // namespace
 }  // namespace ckptfs
