@@ -474,13 +474,24 @@ Status RadosImage::RemoveIfOwner(const std::string& oid, const std::string& name
 }
 
 std::vector<Status> RadosImage::RemoveIfOwners(const std::vector<OwnedObject>& objects, const std::string& name) {
+  return RemoveBatch(objects, &name);
+}
+
+std::vector<Status> RadosImage::RemoveEach(const std::vector<std::string>& oids) {
+  std::vector<OwnedObject> objects;
+  objects.reserve(oids.size());
+  for (const std::string& oid : oids) objects.push_back({oid, ""});
+  return RemoveBatch(objects, nullptr);
+}
+
+std::vector<Status> RadosImage::RemoveBatch(const std::vector<OwnedObject>& objects, const std::string* owner_xattr) {
   std::vector<Status> removed(objects.size(),
                               Status::IOError("not removed: an earlier removal of the batch failed"));
   RunInWindow(
       objects.size(), kBatchWindow,
       [&](size_t i, librados::AioCompletion* completion) {
         librados::ObjectWriteOperation op;
-        op.cmpxattr(name.c_str(), LIBRADOS_CMPXATTR_OP_EQ, BufferOf(objects[i].owner));
+        if (owner_xattr) op.cmpxattr(owner_xattr->c_str(), LIBRADOS_CMPXATTR_OP_EQ, BufferOf(objects[i].owner));
         op.remove();
         return connection_->io.aio_operate(objects[i].oid, completion, &op);
       },

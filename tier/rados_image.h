@@ -210,6 +210,8 @@ class RadosImage {
   // RemoveIfOwner of each object, with up to kBatchWindow of them in flight
   // at once; one Status per object, in their order.
   std::vector<Status> RemoveIfOwners(const std::vector<OwnedObject>& objects, const std::string& name);
+  // Remove of each object, batched as RemoveIfOwners is.
+  std::vector<Status> RemoveEach(const std::vector<std::string>& oids);
   Result<std::vector<std::string>> List();
 
   // Advisory exclusive lock `name` on `oid` held by this client under
@@ -264,6 +266,9 @@ class RadosImage {
   // A call refused because another token owns `oid` (ECANCELED from its
   // cmpxattr): this client is fenced off from then on.
   Status NotOwner(const std::string& what, const std::string& oid) const;
+  // The batch behind RemoveIfOwners (`owner_xattr`: the xattr each owner is
+  // checked against) and RemoveEach (null: no check).
+  std::vector<Status> RemoveBatch(const std::vector<OwnedObject>& objects, const std::string* owner_xattr);
 
   const RadosTarget target_;
   const std::unique_ptr<Connection> connection_;

@@ -1,8 +1,8 @@
 // The RADOS tier through real mounts on a real Ceph cluster (CephCluster):
 // drain and wait, a daemon killed mid-drain, the local store lost and the
 // image mounted from RADOS, a second writer refused, a hung writer fenced
-// off by a takeover, an unreachable cluster, and two nodes draining at once
-// with a third restoring both.
+// off by a takeover, an image removed, an unreachable cluster, and two nodes
+// draining at once with a third restoring both.
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -44,6 +44,17 @@ class TierTest : public ::testing::Test {
     return {"tier=" + Spec(image), "ceph_conf=" + CephCluster::Conf(), "rados_timeout=10", "drain_defer=0"};
   }
   static std::string Tool() { return MountedStore::BinDir() + "/ckptfs-tier"; }
+  // `ckptfs-tier remove` of the image, stdout and stderr together.
+  static CommandOutput RemoveImage(const std::string& image, const std::string& flags = "") {
+    return Capture(Tool() + " remove " + Spec(image) + " --ceph-conf " + CephCluster::Conf() + " " + flags + " 2>&1");
+  }
+  // The names of the image's objects, as `rados ls` lists its namespace.
+  static std::string ObjectsOf(const std::string& image) {
+    CommandOutput out = Capture("rados -c " + CephCluster::Conf() + " -p " + CephCluster::kPool + " -N " +
+                                Q(image) + " ls");
+    EXPECT_EQ(out.rc, 0) << out.out;
+    return out.out;
+  }
   static int Wait(const MountedStore& m, int seconds = 120) {
     return MountedStore::Run(Tool() + " wait " + Q(m.mountpoint()) + " --timeout " + std::to_string(seconds));
   }
@@ -543,6 +554,15 @@ TEST_F(TierTest, TheDeviceIsACacheHoldingMoreCheckpointsThanFitAndReadsEvictedOn
   EXPECT_EQ(image_fsck.rc, 0) << image_fsck.out;
   EXPECT_NE(image_fsck.out.find("evicted to the tier"), std::string::npos) << image_fsck.out;
   LoseTheNodeAndRestore(node, image, files);
+  // The store is gone; the image holds the only copy of what it evicted,
+  // so removing it takes --force.
+  CommandOutput refused = RemoveImage(image);
+  EXPECT_NE(refused.rc, 0) << refused.out;
+  EXPECT_NE(refused.out.find("runs its store evicted"), std::string::npos) << refused.out;
+  EXPECT_NE(ObjectsOf(image).find("manifest"), std::string::npos);
+  CommandOutput forced = RemoveImage(image, "--force");
+  EXPECT_EQ(forced.rc, 0) << forced.out;
+  EXPECT_EQ(ObjectsOf(image), "");
 }
 
 TEST_F(TierTest, ABurstLargerThanTheDeviceWaitsForTheDrainInsteadOfFailing) {
@@ -691,6 +711,67 @@ TEST_F(TierTest, ASecondWriterIsRefusedAndTakeoverBreaksADeadWritersLock) {
   ASSERT_TRUE(first.Mount(TierOptions(image))) << first.log();
   EXPECT_EQ(Wait(first), 0);
   EXPECT_EQ(first.Unmount(), 0);
+}
+
+TEST_F(TierTest, RemoveDeletesAnImageNoWriterHoldsSoAnotherStoreMayTakeItsName) {
+  const std::string image = Image("removed");
+  MountedStore first, second;
+  ASSERT_EQ(first.Format("1G"), 0);
+  ASSERT_EQ(second.Format("1G"), 0);
+  ASSERT_TRUE(first.Mount(TierOptions(image))) << first.log();
+  WriteCheckpoint(first, "a", 3 << 20, 5);
+  ASSERT_EQ(Wait(first), 0);
+  const std::string drained = ObjectsOf(image);
+  EXPECT_NE(drained.find("seg."), std::string::npos) << drained;
+
+  // Its writer holds it: refused, nothing removed, and the drain goes on.
+  CommandOutput refused = RemoveImage(image);
+  EXPECT_NE(refused.rc, 0) << refused.out;
+  EXPECT_NE(refused.out.find("has a writer"), std::string::npos) << refused.out;
+  EXPECT_EQ(ObjectsOf(image), drained);
+  WriteCheckpoint(first, "b", 1 << 20, 6);
+  ASSERT_EQ(Wait(first), 0) << first.log();
+  ASSERT_EQ(first.Unmount(), 0) << first.log();
+
+  // Another store may not drain into the name while the image is there...
+  EXPECT_FALSE(second.Mount(TierOptions(image)));
+  EXPECT_NE(second.log().find("holds the image of another store"), std::string::npos) << second.log();
+  CommandOutput removed = RemoveImage(image);
+  EXPECT_EQ(removed.rc, 0) << removed.out;
+  EXPECT_NE(removed.out.find("removed"), std::string::npos) << removed.out;
+  EXPECT_EQ(ObjectsOf(image), "");
+  MountedStore restore;
+  EXPECT_FALSE(restore.MountFrom(Spec(image), {"ceph_conf=" + CephCluster::Conf()}));
+  CommandOutput again = RemoveImage(image);
+  EXPECT_NE(again.rc, 0) << again.out;
+  EXPECT_NE(again.out.find("holds no objects"), std::string::npos) << again.out;
+  // ...and may once it is gone; a restore then finds that store's files.
+  ASSERT_TRUE(second.Mount(TierOptions(image))) << second.log();
+  Files files = WriteCheckpoint(second, "c", 2 << 20, 7);
+  ASSERT_EQ(Wait(second), 0) << second.log();
+  ASSERT_EQ(second.Unmount(), 0) << second.log();
+  ASSERT_TRUE(restore.MountFrom(Spec(image), {"ceph_conf=" + CephCluster::Conf()})) << restore.log();
+  ExpectFiles(restore, files);
+  struct stat st;
+  EXPECT_NE(stat(restore.Path("a").c_str(), &st), 0) << "the removed image's files came back";
+  EXPECT_EQ(restore.Unmount(), 0) << restore.log();
+}
+
+TEST_F(TierTest, RemoveLeavesANamespaceOfObjectsCkptfsDoesNotMake) {
+  const std::string image = Image("foreign");
+  const std::string put = "rados -c " + CephCluster::Conf() + " -p " + CephCluster::kPool + " -N " + Q(image) +
+                          " put ";
+  ASSERT_EQ(MountedStore::Run(put + "manifest /etc/hostname"), 0);
+  ASSERT_EQ(MountedStore::Run(put + "notes.txt /etc/hostname"), 0);
+  CommandOutput refused = RemoveImage(image);
+  EXPECT_NE(refused.rc, 0) << refused.out;
+  EXPECT_NE(refused.out.find("ckptfs does not make (notes.txt)"), std::string::npos) << refused.out;
+  const std::string left = ObjectsOf(image);
+  EXPECT_NE(left.find("manifest"), std::string::npos) << left;
+  EXPECT_NE(left.find("notes.txt"), std::string::npos) << left;
+  // Not even --force takes another application's objects.
+  EXPECT_NE(RemoveImage(image, "--force").rc, 0);
+  EXPECT_NE(ObjectsOf(image).find("notes.txt"), std::string::npos);
 }
 
 TEST_F(TierTest, TakeoverFencesAWriterThatWasOnlyHungSoItWritesTheImageNoMore) {

@@ -4,6 +4,7 @@
 //   status MNT | rados:POOL/NAME   how far the drain is, or what an image holds
 //   takeover rados:POOL/NAME    fences the image's writer off the cluster and
 //                               breaks its lock, so another may write it
+//   remove rados:POOL/NAME      deletes an image no writer holds
 // A mount reports its drain through the root's stats xattr (ckptfs-stat);
 // an image is read straight from RADOS.
 #include <fcntl.h>
@@ -24,6 +25,7 @@
 #include "common/mount_stats.h"
 #include "format/superblock.h"
 #include "image_manifest.h"
+#include "image_removal.h"
 #include "published_manifest.h"
 #include "rados_image.h"
 #include "rados_target.h"
@@ -263,11 +265,27 @@ int Takeover(const std::string& spec, const Cluster& cluster, bool fence) {
   return 0;
 }
 
+int Remove(const std::string& spec, const Cluster& cluster, bool force) {
+  auto image = OpenImage(spec, cluster);
+  if (!image.ok()) {
+    std::fprintf(stderr, "ckptfs-tier: %s\n", image.status().ToString().c_str());
+    return 1;
+  }
+  auto removed = ckptfs::RemoveImage(image->get(), force);
+  if (!removed.ok()) {
+    std::fprintf(stderr, "ckptfs-tier: %s\n", removed.status().ToString().c_str());
+    return 1;
+  }
+  std::printf("%s: removed %" PRIu64 " objects, %" PRIu64 " of them segment objects\n", spec.c_str(),
+              removed->objects, removed->segments);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   ckptfs::tools::ToolApp app("ckptfs-tier", "The RADOS tier of a ckptfs mount: wait for the drain, "
-                                            "show it, take an image over from a dead writer.");
+                                            "show it, take an image over from a dead writer, remove an image.");
   app.require_subcommand(1);
   Cluster cluster;
   std::string where;
@@ -297,11 +315,19 @@ int main(int argc, char** argv) {
                      "break the lock without blocklisting its holder (a client that may not blocklist; only "
                      "when that writer is surely dead)");
   add_cluster(takeover);
+  CLI::App* remove = app.add_subcommand("remove", "delete an image no writer holds, every object of it");
+  remove->add_option("IMAGE", where, "rados:POOL/NAME")->required();
+  bool force = false;
+  remove->add_flag("--force", force,
+                   "also an image holding runs its store evicted (that store loses them), or whose manifest "
+                   "does not decode");
+  add_cluster(remove);
   if (auto code = ckptfs::tools::ParseCommandLine(app, argc, argv, 2)) return *code;
 
   if (wait->parsed()) return Wait(where, timeout);
   if (status->parsed()) {
     return ckptfs::IsRadosSpec(where) ? ImageStatus(where, cluster, json) : MountStatus(where, json);
   }
-  return Takeover(where, cluster, !no_fence);
+  if (takeover->parsed()) return Takeover(where, cluster, !no_fence);
+  return Remove(where, cluster, force);
 }
