@@ -90,6 +90,16 @@ class TierTest : public ::testing::Test {
     *files = WriteCheckpoint(node, "step7", big, 7);
     ASSERT_EQ(node.Unmount(), 0) << node.log();
   }
+  // Two stores formatted; the first mounted on `image` with a checkpoint
+  // (its big file `big` bytes) drained.
+  static void TwoStoresTheFirstDrained(const std::string& image, MountedStore& first, MountedStore& second,
+                                       size_t big, uint32_t seed) {
+    ASSERT_EQ(first.Format("1G"), 0);
+    ASSERT_EQ(second.Format("1G"), 0);
+    ASSERT_TRUE(first.Mount(TierOptions(image))) << first.log();
+    WriteCheckpoint(first, "a", big, seed);
+    ASSERT_EQ(Wait(first), 0);
+  }
   static uint64_t BytesOf(const Files& files) {
     uint64_t bytes = 0;
     for (const auto& [path, content] : files) bytes += content.size();
@@ -689,11 +699,7 @@ TEST_F(TierTest, ARestoreCacheKeepsWhatItSavedWhenItsDaemonIsKilled) {
 TEST_F(TierTest, ASecondWriterIsRefusedAndTakeoverBreaksADeadWritersLock) {
   const std::string image = Image("writers");
   MountedStore first, second;
-  ASSERT_EQ(first.Format("1G"), 0);
-  ASSERT_EQ(second.Format("1G"), 0);
-  ASSERT_TRUE(first.Mount(TierOptions(image))) << first.log();
-  WriteCheckpoint(first, "a", 1 << 20, 3);
-  ASSERT_EQ(Wait(first), 0);
+  ASSERT_NO_FATAL_FAILURE(TwoStoresTheFirstDrained(image, first, second, 1 << 20, 3));
 
   EXPECT_FALSE(second.Mount(TierOptions(image)));
   EXPECT_NE(second.log().find("has another writer"), std::string::npos) << second.log();
@@ -716,11 +722,7 @@ TEST_F(TierTest, ASecondWriterIsRefusedAndTakeoverBreaksADeadWritersLock) {
 TEST_F(TierTest, RemoveDeletesAnImageNoWriterHoldsSoAnotherStoreMayTakeItsName) {
   const std::string image = Image("removed");
   MountedStore first, second;
-  ASSERT_EQ(first.Format("1G"), 0);
-  ASSERT_EQ(second.Format("1G"), 0);
-  ASSERT_TRUE(first.Mount(TierOptions(image))) << first.log();
-  WriteCheckpoint(first, "a", 3 << 20, 5);
-  ASSERT_EQ(Wait(first), 0);
+  ASSERT_NO_FATAL_FAILURE(TwoStoresTheFirstDrained(image, first, second, 3 << 20, 5));
   const std::string drained = ObjectsOf(image);
   EXPECT_NE(drained.find("seg."), std::string::npos) << drained;
 
