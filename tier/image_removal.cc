@@ -30,19 +30,23 @@ std::string FirstFailure(const std::vector<Status>& statuses) {
   return "";
 }
 
-// What keeps `names`, the image's objects, from being removed (ok: none).
-Status CheckRemovable(RadosImage* image, const std::vector<std::string>& names, bool force) {
-  const std::string what = image->target().ToString();
+// Invalid when `names`, the objects in the image's namespace, include one
+// ckptfs does not make.
+Status CheckOnlyImageObjects(const std::string& what, const std::vector<std::string>& names) {
   std::vector<std::string> foreign;
   for (const std::string& oid : names) {
     if (!IsImageObject(oid)) foreign.push_back(oid);
   }
-  if (!foreign.empty()) {
-    return Status::Invalid(what + " holds " + std::to_string(foreign.size()) + " object(s) ckptfs does not make (" +
-                           foreign.front() + (foreign.size() > 1 ? ", ..." : "") +
-                           "): not an image of ckptfs, nothing removed");
-  }
-  if (force) return Status::Ok();
+  if (foreign.empty()) return Status::Ok();
+  return Status::Invalid(what + " holds " + std::to_string(foreign.size()) + " object(s) ckptfs does not make (" +
+                         foreign.front() + (foreign.size() > 1 ? ", ..." : "") +
+                         "): not an image of ckptfs, nothing removed");
+}
+
+// Invalid when the published manifest lists evicted runs, or does not
+// decode; ok when there is none.
+Status CheckNoEvictedRuns(RadosImage* image) {
+  const std::string what = image->target().ToString();
   Result<ImageManifest> manifest = ReadPublishedManifest(image);
   if (manifest.ok() && !manifest->evicted.empty()) {
     return Status::Invalid(what + " holds " + std::to_string(manifest->evicted.size()) +
@@ -66,9 +70,9 @@ Result<RemovedImage> RemoveImage(RadosImage* image, bool force) {
   };
   CKPTFS_ASSIGN_OR_RETURN(std::vector<std::string> names, image->List());
   if (names.empty()) return Status::NotFound(what + " holds no objects");
-  // Checked before the lock is taken: taking it makes the lock object,
-  // which a foreign namespace must not get.
-  CKPTFS_RETURN_IF_ERROR(CheckRemovable(image, names, force));
+  // Before the lock is taken: taking it makes the lock object, which a
+  // foreign namespace must not get.
+  CKPTFS_RETURN_IF_ERROR(CheckOnlyImageObjects(what, names));
   Status locked = image->Lock(ImageManifest::kLockObject, ImageManifest::kLockName, kRemovalCookie,
                               "ckptfs-tier remove");
   if (locked.IsBusy()) {  // a writer's, who may have let go since
@@ -81,6 +85,11 @@ Result<RemovedImage> RemoveImage(RadosImage* image, bool force) {
     (void)image->Unlock(ImageManifest::kLockObject, ImageManifest::kLockName, kRemovalCookie);
     return s;
   };
+  // Under the lock: a writer that let go just before published its last
+  // manifest, which may list runs it evicted since a look before the lock.
+  if (!force) {
+    if (Status s = CheckNoEvictedRuns(image); !s.ok()) return fail(s);
+  }
   for (int listing = 0; listing < kListings; ++listing) {
     if (listing > 0) {
       Result<std::vector<std::string>> again = image->List();
