@@ -14,8 +14,9 @@
 //   whose manifest does not decode: the store, if it still exists, reads
 //   those runs from the image alone.
 //
-// While it removes, it holds the writer lock itself, so a writer that
-// mounts meanwhile is refused as a second writer. The manifest goes first:
+// It holds the writer lock itself from the check for evicted runs on, so
+// a writer that mounts meanwhile is refused as a second writer, and one
+// that unmounted just before has published its last manifest. The manifest goes first:
 // a mount of the image from then on finds it never drained instead of a
 // manifest naming objects that are gone. Mounts of the image elsewhere lose
 // it: their reads of what they had not read fail. Objects that appear
