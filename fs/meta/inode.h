@@ -36,11 +36,11 @@ struct Inode {
   std::map<std::string, std::string> xattrs;
   ExtentMap extents;  // regular files
 
-  // Directories. Cookies 1 and 2 are "." and "..".
+  // Directories. Cookies 1 and 2 are "." and ".."; an entry's follows
+  // from its name (meta/dir_cookie.h).
   uint64_t parent = 0;
   std::map<std::string, DirEntry> entries;
   std::map<uint64_t, std::string> names_by_cookie;
-  uint64_t next_cookie = 3;
 
   // mutable: counted by operations that hold the namespace lock only shared.
   mutable std::atomic<uint64_t> lookups{0};

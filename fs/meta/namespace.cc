@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "meta/dir_cookie.h"
+
 namespace ckptfs {
 
 Inode* Namespace::Find(uint64_t ino) {
@@ -81,7 +83,8 @@ ExtentMap::ReleaseFn Namespace::Releaser() {
 }
 
 void Namespace::AddEntry(Inode* dir, const std::string& name, uint64_t ino) {
-  uint64_t cookie = dir->next_cookie++;
+  uint64_t cookie = DirCookieOf(name);
+  while (dir->names_by_cookie.count(cookie)) cookie = NextDirCookie(cookie);
   dir->entries[name] = DirEntry{ino, cookie};
   dir->names_by_cookie[cookie] = name;
 }

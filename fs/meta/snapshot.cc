@@ -22,7 +22,7 @@ void EncodeSnapshot(const Namespace& ns, std::string* out) {
   }
   for (const Inode* n : nodes) {
     if (!n->is_dir()) continue;
-    for (const auto& [cookie, name] : n->names_by_cookie) {  // keeps readdir order
+    for (const auto& [cookie, name] : n->names_by_cookie) {  // position order: one tree, one encoding
       EncodeRecord(record::Link{n->ino, name, n->entries.at(name).ino, n->ctime_ns}, out);
     }
   }
