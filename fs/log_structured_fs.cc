@@ -284,7 +284,8 @@ Result<size_t> LogStructuredFs::Write(uint64_t ino, uint64_t offset, const char*
   return size;
 }
 
-Status LogStructuredFs::Fallocate(uint64_t ino, int mode, uint64_t offset, uint64_t length) {
+Status LogStructuredFs::Fallocate(uint64_t ino, int mode, uint64_t offset, uint64_t length,
+                                  SetIdDrop drop_setid) {
   CKPTFS_RETURN_IF_ERROR(journal_.CheckWritable());
   const bool keep_size = mode & FALLOC_FL_KEEP_SIZE;
   const bool punch = mode & FALLOC_FL_PUNCH_HOLE;
@@ -298,6 +299,7 @@ Status LogStructuredFs::Fallocate(uint64_t ino, int mode, uint64_t offset, uint6
   const Inode* node = journal_.ns().Find(ino);
   if (!node) return Status::NotFound("no inode " + std::to_string(ino));
   if (!node->is_regular()) return Status::Invalid("fallocate of a non-regular file");
+  CKPTFS_RETURN_IF_ERROR(DropSetIdBits(ino, drop_setid));
   const int64_t now = NowNs();
   if (punch || zero) {
     // A hole is the log-structured way to zero a range: the bytes it

@@ -80,7 +80,8 @@ class LogStructuredFs : public FileSystem {
   Result<size_t> Write(uint64_t ino, uint64_t offset, const char* data, size_t size,
                        SetIdDrop drop_setid = SetIdDrop::kNone) override;
   Status Sync() override;
-  Status Fallocate(uint64_t ino, int mode, uint64_t offset, uint64_t length) override;
+  Status Fallocate(uint64_t ino, int mode, uint64_t offset, uint64_t length,
+                   SetIdDrop drop_setid) override;
   Status ReadDir(uint64_t ino, uint64_t cookie, bool plus, const DirFiller& fill) override;
   Status SetXattr(uint64_t ino, std::string_view name, std::string_view value, int flags) override;
   Result<std::string> GetXattr(uint64_t ino, std::string_view name) override;

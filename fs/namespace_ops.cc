@@ -205,7 +205,15 @@ Result<const Inode*> LogStructuredFs::WritableDir(uint64_t parent, std::string_v
 Result<struct stat> LogStructuredFs::CreateNode(uint64_t parent, std::string_view name,
                                                 uint32_t mode, uint32_t uid, uint32_t gid,
                                                 uint64_t rdev, std::string_view target) {
-  CKPTFS_RETURN_IF_ERROR(WritableDir(parent, name).status());
+  CKPTFS_ASSIGN_OR_RETURN(const Inode* dir, WritableDir(parent, name));
+  // A set-group-id directory gives what is made in it its group, and its
+  // subdirectories the bit too, as ext4's inode_init_owner does. The
+  // kernel has already taken set-group-id off a new file whose maker is
+  // outside that group (vfs_prepare_mode).
+  if (dir->mode & S_ISGID) {
+    gid = dir->gid;
+    if (S_ISDIR(mode)) mode |= S_ISGID;
+  }
   const int64_t now = NowNs();
   const uint64_t ino = journal_.AllocateIno();
   CKPTFS_RETURN_IF_ERROR(

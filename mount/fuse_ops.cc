@@ -2,11 +2,14 @@
 // Exceptions (std::bad_alloc from buffers) stop here and become ENOMEM.
 #include "fuse_ops.h"
 
+#include <linux/capability.h>
 #include <spdlog/spdlog.h>
 #include <sys/xattr.h>
 
 #include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <new>
 #include <string>
@@ -78,19 +81,73 @@ bool CallerInGroup(fuse_req_t req, gid_t gid) {
   return false;
 }
 
-// What a write, truncate or chown clears of `ino`'s set-id bits, as the
-// kernel's setattr_should_drop_suidgid decides for ext4: `kill` says the
-// request must clear them at all; setgid then goes if group-executable,
-// or, without group-exec, if the caller is outside the file's group.
-SetIdDrop SetIdDropFor(fuse_req_t req, fuse_ino_t ino, bool kill) {
-  if (!kill) return SetIdDrop::kNone;
+// Whether the caller holds CAP_FSETID (keeps set-id bits on what it
+// changes). The kernel says so only in a WRITE's and a SETATTR's flags; for
+// other requests (fallocate) the caller's effective capabilities are read
+// from /proc, and a caller not found there (it exited, or is in another pid
+// namespace) counts as privileged only as root.
+bool CallerHasCapFsetid(fuse_req_t req) {
+  const fuse_ctx* who = fuse_req_ctx(req);
+  if (who->pid > 0) {
+    std::ifstream status("/proc/" + std::to_string(who->pid) + "/status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("CapEff:", 0) != 0) continue;
+      const uint64_t caps = std::strtoull(line.c_str() + 7, nullptr, 16);
+      return (caps >> CAP_FSETID) & 1;
+    }
+  }
+  return who->uid == 0;
+}
+
+// What a write, truncate, fallocate or chown clears of `ino`'s set-id
+// bits, as the kernel's setattr_should_drop_suidgid decides for ext4: `kill`
+// says the request must clear them at all; setgid then goes if
+// group-executable, or, without group-exec, if the caller is outside the
+// file's group. `mode_may_change` says the file has a bit to lose: a
+// request whose reply carries no attributes must then tell the kernel.
+struct SetIdClearing {
+  SetIdDrop drop = SetIdDrop::kNone;
+  bool mode_may_change = false;
+};
+SetIdClearing SetIdClearingFor(fuse_req_t req, fuse_ino_t ino, bool kill) {
+  if (!kill) return {};
   auto st = Fs(req).GetAttr(ino);
+  const bool has_bits = st.ok() && (st->st_mode & (S_ISUID | S_ISGID));
   if (!st.ok() || !(st->st_mode & S_ISGID) || (st->st_mode & S_IXGRP)) {
-    return SetIdDrop::kSetuidExecSetgid;  // group membership cannot matter
+    return {SetIdDrop::kSetuidExecSetgid, has_bits};  // group membership cannot matter
   }
   const bool privileged = fuse_req_ctx(req)->uid == 0;
-  return privileged || CallerInGroup(req, st->st_gid) ? SetIdDrop::kSetuidExecSetgid
-                                                       : SetIdDrop::kSetuidSetgid;
+  return {privileged || CallerInGroup(req, st->st_gid) ? SetIdDrop::kSetuidExecSetgid
+                                                       : SetIdDrop::kSetuidSetgid,
+          has_bits};
+}
+
+// Tells the kernel that `ino` changed under a request whose reply says
+// nothing of it: its attributes always (the cache would show a cleared
+// set-id bit for up to attr_timeout), and with `length` > 0 the cached
+// pages of [offset, offset + length). Dropping pages waits for their locks,
+// which reads in flight hold until this daemon answers them: only other
+// worker threads serve those, so the caller must not hold anything they
+// need.
+void InvalidateInKernel(fuse_req_t req, fuse_ino_t ino, off_t offset = -1, off_t length = 0) {
+  fuse_session* se = Ctx(req).session;
+  if (!se) return;
+  const int rc = fuse_lowlevel_notify_inval_inode(se, ino, offset, length);
+  // ENOENT: the kernel holds no inode for it, so nothing to drop.
+  if (rc != 0 && rc != -ENOENT) {
+    spdlog::warn("invalidating inode {} in the kernel: {}", ino, std::strerror(-rc));
+  }
+}
+
+// fi->fh of an open file says only how it was opened, all the state a
+// handle needs here: a handle opened without O_DIRECT may bring pages of
+// the file into the kernel's cache (PageCacheTracker).
+constexpr uint64_t kCachingHandle = 0;
+constexpr uint64_t kDirectHandle = 1;
+
+void NoteOpened(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  fi->fh = (fi->flags & O_DIRECT) ? kDirectHandle : kCachingHandle;
+  Ctx(req).page_cache.Opened(ino, fi->fh == kDirectHandle);
 }
 
 void Init(void* userdata, fuse_conn_info* conn) {
@@ -130,6 +187,7 @@ void Forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
       req, FuseOp::kForget,
       [&] {
         Fs(req).Forget(ino, nlookup);
+        Ctx(req).page_cache.Evicted(ino);
         fuse_reply_none(req);
       },
       Reply::kNone);
@@ -139,7 +197,10 @@ void ForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
   Guard(
       req, FuseOp::kBatchForget,
       [&] {
-        for (size_t i = 0; i < count; ++i) Fs(req).Forget(forgets[i].ino, forgets[i].nlookup);
+        for (size_t i = 0; i < count; ++i) {
+          Fs(req).Forget(forgets[i].ino, forgets[i].nlookup);
+          Ctx(req).page_cache.Evicted(forgets[i].ino);
+        }
         fuse_reply_none(req);
       },
       Reply::kNone);
@@ -176,7 +237,8 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse
     // CAP_FSETID; a chown always does, whoever the caller (as on ext4).
     const bool chown = c.set_uid || c.set_gid;
     c.drop_setid =
-        SetIdDropFor(req, ino, chown || (c.set_size && KernelChannel::ServingRequestKillsSetId()));
+        SetIdClearingFor(req, ino, chown || (c.set_size && KernelChannel::ServingRequestKillsSetId()))
+            .drop;
     auto r = Fs(req).SetAttr(ino, c);
     if (!r.ok()) return ReplyStatus(req, r.status());
     fuse_reply_attr(req, &*r, Ctx(req).settings.attr_timeout);
@@ -240,7 +302,8 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     // Without FUSE_DIRECT_IO_ALLOW_MMAP the kernel refuses shared mmap of
     // a direct-I/O file (numpy, safetensors map files that way).
     if (Ctx(req).settings.direct_reads && Ctx(req).channel.DirectIoMmap()) fi->direct_io = 1;
-    fuse_reply_open(req, fi);
+    NoteOpened(req, ino, fi);
+    if (fuse_reply_open(req, fi) != 0) Ctx(req).page_cache.Released(ino, fi->fh == kDirectHandle);
   });
 }
 
@@ -252,8 +315,9 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fu
     Status s = Fs(req).OpenFile(r->st_ino, fi->flags);
     if (!s.ok()) return ReplyStatus(req, s);
     fi->keep_cache = 1;
+    NoteOpened(req, r->st_ino, fi);
     fuse_entry_param e = EntryOf(req, *r);
-    fuse_reply_create(req, &e, fi);
+    if (fuse_reply_create(req, &e, fi) != 0) Ctx(req).page_cache.Released(r->st_ino, fi->fh == kDirectHandle);
   });
 }
 
@@ -264,8 +328,9 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fu
 // copied into one buffer instead.
 constexpr size_t kMaxReplySlices = IOV_MAX - 1;
 
-void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
   Guard(req, FuseOp::kRead, [&] {
+    if (fi->fh == kDirectHandle && !(fi->flags & O_DIRECT)) Ctx(req).page_cache.ReadThroughCache(ino);
     // The bytes go to the kernel straight from the buffers that hold them
     // (the verified run, the segment in memory): the kernel's copy is the
     // only one.
@@ -283,15 +348,29 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
 }
 
 void Write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_t off,
-           fuse_file_info*) {
+           fuse_file_info* fi) {
   Guard(req, FuseOp::kWrite, [&] {
     Ctx(req).counters.CountWrite(size);
     // The kernel flags a write whose caller lacks CAP_FSETID; writes of its
     // cache (writeback) never carry the flag, and a file with set-id bits
     // is written through, so the writer's own write carries it.
-    const SetIdDrop drop = SetIdDropFor(req, ino, KernelChannel::ServingRequestKillsSetId());
-    auto r = Fs(req).Write(ino, static_cast<uint64_t>(off), data, size, drop);
+    const SetIdClearing clearing = SetIdClearingFor(req, ino, KernelChannel::ServingRequestKillsSetId());
+    auto r = Fs(req).Write(ino, static_cast<uint64_t>(off), data, size, clearing.drop);
     if (!r.ok()) return ReplyStatus(req, r.status());
+    // A write that bypassed the page cache (O_DIRECT, or a direct-I/O
+    // open) leaves whatever pages of the range the kernel cached before it
+    // stale: an asynchronous O_DIRECT write invalidates them only before
+    // it is sent, so buffered readers meanwhile fill them with the old
+    // bytes (generic/451). Dropped now that the new bytes are readable, and
+    // before the reply completes the write, no read after it sees old ones.
+    const bool bypassed_cache =
+        !fi->writepage &&
+        ((fi->flags & O_DIRECT) || (Ctx(req).settings.direct_reads && Ctx(req).channel.DirectIoMmap()));
+    if (bypassed_cache && *r > 0 && Ctx(req).page_cache.TakeInvalidation(ino)) {
+      InvalidateInKernel(req, ino, off, static_cast<off_t>(*r));
+    } else if (clearing.mode_may_change) {
+      InvalidateInKernel(req, ino);
+    }
     fuse_reply_write(req, *r);
   });
 }
@@ -303,9 +382,10 @@ void Flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) {
   fuse_reply_err(req, 0);
 }
 
-void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Guard(req, FuseOp::kRelease, [&] {
     Fs(req).ReleaseFile(ino);
+    Ctx(req).page_cache.Released(ino, fi->fh == kDirectHandle);
     fuse_reply_err(req, 0);
   });
 }
@@ -436,8 +516,13 @@ void RemoveXattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
 void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
                fuse_file_info*) {
   Guard(req, FuseOp::kFallocate, [&] {
-    ReplyStatus(req, Fs(req).Fallocate(ino, mode, static_cast<uint64_t>(offset),
-                                       static_cast<uint64_t>(length)));
+    // Like a write, a fallocate clears set-id bits unless the caller holds
+    // CAP_FSETID (generic/683-685), but its request does not say which.
+    const SetIdClearing clearing = SetIdClearingFor(req, ino, !CallerHasCapFsetid(req));
+    Status s = Fs(req).Fallocate(ino, mode, static_cast<uint64_t>(offset),
+                                 static_cast<uint64_t>(length), clearing.drop);
+    if (s.ok() && clearing.mode_may_change) InvalidateInKernel(req, ino);
+    ReplyStatus(req, s);
   });
 }
 

@@ -12,6 +12,7 @@
 #include "drain_stats.h"
 #include "fuse_counters.h"
 #include "kernel_channel.h"
+#include "page_cache_tracker.h"
 
 namespace ckptfs {
 
@@ -33,9 +34,12 @@ struct FuseContext {
       : fs(filesystem), settings(fuse_settings) {}
 
   FileSystem* fs;
+  // The mounted session, for notifications to the kernel (set once made).
+  fuse_session* session = nullptr;
   FuseSettings settings;
   FuseCounters counters;
   KernelChannel channel;
+  PageCacheTracker page_cache;
   // The RADOS tier's figures, when the mount drains to one.
   std::function<std::optional<DrainStats>()> tier_stats;
 };

@@ -260,6 +260,7 @@ int main(int argc, char* argv[]) {
       fuse_session_new(&args, &ops, sizeof(ops), &ctx), &fuse_session_destroy);
   if (!session) return 2;  // libfuse has printed which option it refused
   fuse_session* se = session.get();
+  ctx.session = se;
 
   // The restore cache is locked before any fork, so no other mount can take
   // it between the check and the child that serves.

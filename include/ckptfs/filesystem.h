@@ -177,8 +177,10 @@ class FileSystem {
   // FALLOC_FL_KEEP_SIZE leaves the size; FALLOC_FL_PUNCH_HOLE|KEEP_SIZE and
   // FALLOC_FL_ZERO_RANGE unmap the range (its space is freed, reads return
   // zeros). Other modes are NotSupported. No space is reserved: a
-  // log-structured store writes elsewhere every time.
-  virtual Status Fallocate(uint64_t ino, int mode, uint64_t offset, uint64_t length) = 0;
+  // log-structured store writes elsewhere every time. `drop_setid`: what
+  // it clears first, as a write does.
+  virtual Status Fallocate(uint64_t ino, int mode, uint64_t offset, uint64_t length,
+                           SetIdDrop drop_setid = SetIdDrop::kNone) = 0;
 
   // Lists entries after `cookie` (0 starts with "." and ".."). With `plus`
   // each entry's attributes are filled and one reference is added to it.
