@@ -21,6 +21,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ckptfs/filesystem.h"
 #include "ckptfs/version.h"
@@ -28,6 +29,7 @@
 #include "mount_config.h"
 #include "mountinfo.h"
 #include "read_ahead.h"
+#include "remount.h"
 #include "store_holder.h"
 #include "open_device.h"
 #include "rados_image_device.h"
@@ -194,6 +196,19 @@ int main(int argc, char* argv[]) {
   sigemptyset(&termination);
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&termination, sig);
   pthread_sigmask(SIG_BLOCK, &termination, nullptr);
+  // mount(8) runs the helper with -o remount for `mount -o remount,...`:
+  // the daemon that serves the mount stays, and only the kernel's side of
+  // it changes (remount.h).
+  if (const auto line = ckptfs::SplitCommandLine(std::vector<std::string>(argv + 1, argv + argc));
+      line.remount()) {
+    ckptfs::Status remounted = ckptfs::Remount(line);
+    if (!remounted.ok()) {
+      std::fprintf(stderr, "ckptfs: cannot remount %s: %s\n",
+                   line.positional.size() > 1 ? line.positional[1].c_str() : "", remounted.ToString().c_str());
+      return 1;
+    }
+    return 0;
+  }
   fuse_args args = FUSE_ARGS_INIT(argc, argv);
   ckptfs::MountConfig config;
   ckptfs::Status parsed = ckptfs::ParseMountConfig(&args, &config);

@@ -139,7 +139,18 @@ Result<uint64_t> ParseCount(const char* name, const char* text, uint64_t lo, uin
   return static_cast<uint64_t>(v);
 }
 
+constexpr char kStoreSourcePrefix[] = "ckptfs:";
+
 }  // namespace
+
+bool IsCkptfsOption(std::string_view name) {
+  for (const fuse_opt* spec = kOptionSpecs; spec->templ; ++spec) {
+    if (spec->offset == static_cast<unsigned long>(-1U)) continue;  // FUSE_OPT_KEY: ro, rw, atime policies
+    std::string_view templ = spec->templ;
+    if (templ.substr(0, templ.find('=')) == name) return true;
+  }
+  return false;
+}
 
 Status ParseMountConfig(fuse_args* args, MountConfig* config) {
   RawOptions raw;
@@ -158,7 +169,14 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
     free(field);
     field = nullptr;
   };
-  take(raw.store, [&](const char* v) { config->store_path = v; return Status::Ok(); });
+  take(raw.store, [&](const char* v) {
+    // "ckptfs:PATH" is how /proc/mounts names the store (MountSource), and
+    // so how mount(8) and fstab lines copied from it pass it on.
+    config->store_path = std::strncmp(v, kStoreSourcePrefix, std::strlen(kStoreSourcePrefix)) == 0
+                             ? v + std::strlen(kStoreSourcePrefix)
+                             : v;
+    return Status::Ok();
+  });
   take(raw.memory, [&](const char* v) -> Status {
     auto r = ParseSize(v);
     if (!r.ok() || *r < (64ull << 20)) {

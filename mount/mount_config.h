@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "ckptfs/options.h"
 #include "ckptfs/status.h"
@@ -50,6 +51,10 @@ inline constexpr uint64_t kImagePrefetchBytes = 4ull << 20;
 
 // Parses and removes ckptfs's options from `args`. Invalid names the option.
 Status ParseMountConfig(fuse_args* args, MountConfig* config);
+
+// Whether `name` (without "=VALUE") is one of ckptfs's own options, which
+// the daemon takes at start and which a remount cannot change.
+bool IsCkptfsOption(std::string_view name);
 
 // Help text for ckptfs's own options.
 const char* MountOptionsHelp();

@@ -1,14 +1,17 @@
-// MountDeviceAt, MountSource and MountOfSource: lines of /proc/self/mountinfo, as
+// MountAt, MountDeviceAt, MountSource and MountOfSource: lines of /proc/self/mountinfo, as
 // "ID PARENT MAJ:MIN ROOT POINT OPTIONS [TAGS...] - FSTYPE SOURCE SUPEROPTIONS".
 #include "mountinfo.h"
 
 #include <climits>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 namespace ckptfs {
 namespace {
+
+constexpr char kSourcePrefix[] = "ckptfs:";
 
 // mountinfo escapes space, tab, newline and backslash as \ooo.
 std::string Unescape(const std::string& s) {
@@ -24,45 +27,57 @@ std::string Unescape(const std::string& s) {
   return out;
 }
 
-}  // namespace
-
-std::optional<std::string> MountDeviceAt(const std::string& path) {
-  char resolved[PATH_MAX];
-  if (!realpath(path.c_str(), resolved)) return std::nullopt;
+// Calls `each` with every mount, in mount order, until it returns false.
+void ForEachMount(const std::function<bool(const MountEntry&)>& each) {
   std::ifstream in("/proc/self/mountinfo");
   std::string line;
-  std::optional<std::string> device;
   while (std::getline(in, line)) {
     std::istringstream fields(line);
-    std::string id, parent, dev, root, point;
-    fields >> id >> parent >> dev >> root >> point;
-    if (Unescape(point) == resolved) device = dev;  // later lines are mounted on top
+    std::string id, parent, root, point, word, source;
+    MountEntry e;
+    fields >> id >> parent >> e.device >> root >> point >> e.options;
+    while (fields >> word && word != "-") {
+    }
+    fields >> e.fstype >> source >> e.super_options;
+    e.point = Unescape(point);
+    e.source = Unescape(source);
+    if (!each(e)) return;
   }
-  return device;
+}
+
+}  // namespace
+
+std::optional<MountEntry> MountAt(const std::string& path) {
+  char resolved[PATH_MAX];
+  if (!realpath(path.c_str(), resolved)) return std::nullopt;
+  std::optional<MountEntry> found;
+  ForEachMount([&](const MountEntry& e) {
+    if (e.point == resolved) found = e;  // later lines are mounted on top
+    return true;
+  });
+  return found;
+}
+
+std::optional<std::string> MountDeviceAt(const std::string& path) {
+  auto mount = MountAt(path);
+  if (!mount) return std::nullopt;
+  return mount->device;
 }
 
 std::string MountSource(const std::string& store) {
+  if (store.rfind(kSourcePrefix, 0) == 0) return store;
   char resolved[PATH_MAX];
-  return std::string("ckptfs:") + (realpath(store.c_str(), resolved) ? resolved : store.c_str());
+  return std::string(kSourcePrefix) + (realpath(store.c_str(), resolved) ? resolved : store.c_str());
 }
 
 std::optional<SourceMount> MountOfSource(const std::string& source) {
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string id, parent, dev, root, point, options, word;
-    fields >> id >> parent >> dev >> root >> point >> options;
-    while (fields >> word && word != "-") {
-    }
-    std::string fstype, mounted_source;
-    fields >> fstype >> mounted_source;
-    if (Unescape(mounted_source) == source) {
-      // The per-mount options start with "ro" or "rw".
-      return SourceMount{Unescape(point), options == "ro" || options.rfind("ro,", 0) == 0};
-    }
-  }
-  return std::nullopt;
+  std::optional<SourceMount> found;
+  ForEachMount([&](const MountEntry& e) {
+    if (e.source != source) return true;
+    found = SourceMount{e.point, e.read_only()};
+    return false;
+  });
+  return found;
 }
 
 }  // namespace ckptfs

@@ -7,12 +7,28 @@
 
 namespace ckptfs {
 
-// The "major:minor" of the topmost mount whose mount point is `path`
-// (resolved with realpath), or nothing if no mount sits exactly there.
+// One line of /proc/self/mountinfo.
+struct MountEntry {
+  std::string device;         // "major:minor"
+  std::string point;          // unescaped
+  std::string options;        // the mount's own: "rw,nosuid,relatime"
+  std::string fstype;         // "fuse.ckptfs"
+  std::string source;         // unescaped: "ckptfs:/var/lib/ckpt.img"
+  std::string super_options;  // the superblock's: "rw,user_id=0,group_id=0,..."
+  bool read_only() const { return options == "ro" || options.rfind("ro,", 0) == 0; }
+};
+
+// The topmost mount whose mount point is `path` (resolved with realpath),
+// or nothing if no mount sits exactly there.
+std::optional<MountEntry> MountAt(const std::string& path);
+
+// The "major:minor" of MountAt(path).
 std::optional<std::string> MountDeviceAt(const std::string& path);
 
 // The source (fsname) a daemon mounts the store at `store` under:
 // "ckptfs:" and the store's real path, so any name of it finds its mount.
+// A source given already ("ckptfs:PATH", as /proc/mounts and mount(8)
+// spell it) is kept as it is.
 std::string MountSource(const std::string& store);
 
 // A mount whose source (fsname) is `source`: where, and whether read-only.

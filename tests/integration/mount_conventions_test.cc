@@ -221,6 +221,64 @@ TEST(MountConventions, MountTypeFuseCkptfsAndFstabWithTheInstalledBinary) {
   WaitUnmountedAndExited(store);
 }
 
+// mount -o remount,ro and back to rw through mount(8) and mount.fuse3, as
+// an operator does it: the daemon that serves the mount stays; read-only,
+// the kernel refuses writes and what was written before is durable (a kill
+// then loses none of it); a ckptfs option the daemon does not run with is
+// refused by name and the mount left as it was; a daemon that opened its
+// store read-only is not made writable.
+TEST(MountConventions, RemountReadOnlyAndBackThroughMount8) {
+  struct stat st;
+  if (lstat("/usr/local/bin/ckptfs", &st) == 0) GTEST_SKIP() << "/usr/local/bin/ckptfs exists already; not replacing it";
+  if (access("/sbin/mount.fuse3", X_OK) != 0) GTEST_SKIP() << "mount.fuse3 (fuse3) is not installed";
+  ScopedLink link(MountedStore::BinDir() + "/ckptfs", "/usr/local/bin/ckptfs");
+  ASSERT_TRUE(link.ok());
+  MountedStore store;
+  ASSERT_EQ(store.Format("256M"), 0);
+  const std::string mnt = store.mountpoint();
+  {
+    Daemon daemon(store, {"nosuid,nodev,memory=128M"});
+    ASSERT_TRUE(daemon.mounted()) << daemon.log();
+    const std::string data = Random(2 << 20, 11);
+    ASSERT_TRUE(WriteFile(store.Path("before-ro"), data));  // no fsync
+
+    Output r = CaptureAll("mount -o remount,ro " + mnt);
+    ASSERT_EQ(r.rc, 0) << r.out;
+    EXPECT_NE(MountLine(mnt).find(" fuse.ckptfs ro,nosuid,nodev"), std::string::npos) << MountLine(mnt);
+    const int fd = open(store.Path("refused").c_str(), O_CREAT | O_WRONLY, 0644);
+    EXPECT_EQ(fd, -1);
+    EXPECT_EQ(errno, EROFS);
+    EXPECT_TRUE(ReadFile(store.Path("before-ro")) == data);
+
+    r = CaptureAll("mount -o remount,memory=256M " + mnt);
+    EXPECT_NE(r.rc, 0);
+    EXPECT_NE(r.out.find("memory=256M"), std::string::npos) << r.out;
+    EXPECT_NE(MountLine(mnt).find(" fuse.ckptfs ro,"), std::string::npos) << MountLine(mnt);
+    // The options the daemon runs with may be repeated, as an fstab line does.
+    r = CaptureAll("mount -o remount,rw,memory=128M " + mnt);
+    ASSERT_EQ(r.rc, 0) << r.out;
+    EXPECT_NE(MountLine(mnt).find(" fuse.ckptfs rw,nosuid,nodev"), std::string::npos) << MountLine(mnt);
+    EXPECT_TRUE(WriteFile(store.Path("after-rw"), "written again"));
+    EXPECT_EQ(daemon.pid(), DaemonFor(store.store())) << "the daemon that served the mount must stay";
+
+    ASSERT_EQ(CaptureAll("mount -o remount,ro " + mnt).rc, 0);
+    kill(daemon.pid(), SIGKILL);
+    EXPECT_EQ(daemon.Wait(), 128 + SIGKILL);
+    MountedStore::Run("fusermount3 -u -z " + mnt);
+  }
+  {
+    // Everything written before each remount read-only survived the kill.
+    Daemon daemon(store, {"ro"});
+    ASSERT_TRUE(daemon.mounted()) << daemon.log();
+    EXPECT_TRUE(ReadFile(store.Path("before-ro")) == Random(2 << 20, 11));
+    EXPECT_EQ(ReadFile(store.Path("after-rw")), "written again");
+    Output r = CaptureAll("mount -o remount,rw " + mnt);
+    EXPECT_NE(r.rc, 0);
+    EXPECT_NE(r.out.find("read-only"), std::string::npos) << r.out;
+    EXPECT_NE(MountLine(mnt).find(" fuse.ckptfs ro,"), std::string::npos) << MountLine(mnt);
+  }
+}
+
 // The options mount.fuse3 passes on to the daemon (it adds dev,suid unless
 // told nodev,nosuid; it drops noauto, nofail, _netdev, user(s) itself, and
 // mount(8) drops defaults, atime, x-*) are accepted and take effect.

@@ -119,6 +119,25 @@ TEST(MountConfig, OptionsMayComeInSeveralGroups) {
   EXPECT_EQ(p.config.store_path, "/store");
 }
 
+// mount(8) passes the store as /proc/mounts names it when it remounts, and
+// fstab lines may copy that spelling.
+TEST(MountConfig, AStoreNamedAsProcMountsShowsItIsItsPath) {
+  Parsed p = Parse({"ckptfs", "ckptfs:/var/lib/ckpt.img", "/mnt/ckpt"});
+  ASSERT_TRUE(p.status.ok()) << p.status.ToString();
+  EXPECT_EQ(p.config.store_path, "/var/lib/ckpt.img");
+}
+
+// What a remount compares with the daemon's command line, and what it
+// leaves to the kernel.
+TEST(MountConfig, CkptfsOptionsAreKnownByNameAndTheKernelsAreNot) {
+  for (const char* name : {"memory", "flushers", "compress", "tier", "no_writeback_cache", "log_file"}) {
+    EXPECT_TRUE(IsCkptfsOption(name)) << name;
+  }
+  for (const char* name : {"ro", "rw", "relatime", "allow_other", "nosuid", "memory=1G", "mem", ""}) {
+    EXPECT_FALSE(IsCkptfsOption(name)) << name;
+  }
+}
+
 TEST(MountConfig, LibfuseOptionsAndFlagsAreLeftForIt) {
   Parsed p = Parse({"ckptfs", "-f", "/store", "/mnt", "-o", "allow_other,memory=128M,default_permissions"});
   ASSERT_TRUE(p.status.ok()) << p.status.ToString();
