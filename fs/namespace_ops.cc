@@ -66,7 +66,10 @@ Result<struct stat> LogStructuredFs::Lookup(uint64_t parent, std::string_view na
   ReaderLock lock(journal_.mu());
   const Inode* dir = journal_.ns().Find(parent);
   if (!dir) return Status::NotFound("no inode " + std::to_string(parent));
-  if (!dir->is_dir()) return Status::NotDirectory("lookup in a non-directory");
+  // "." of any inode is the inode, while it has a name: how the kernel
+  // finds a file handle's inode again (a removed one is stale, as on ext4).
+  if (name == "." && dir->nlink == 0) return Status::NotFound("inode " + std::to_string(parent) + " was removed");
+  if (!dir->is_dir() && name != ".") return Status::NotDirectory("lookup in a non-directory");
   if (name.size() > kMaxNameLength) return Status::NameTooLong("lookup");
   uint64_t ino;
   if (name == ".") {

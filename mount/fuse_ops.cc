@@ -162,6 +162,10 @@ void Init(void* userdata, fuse_conn_info* conn) {
   // the one path that truncates (and logs the truncation) in the core.
   conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
   if (conn->capable & FUSE_CAP_ASYNC_DIO) conn->want |= FUSE_CAP_ASYNC_DIO;
+  // File handles (open_by_handle_at, NFS export) name an inode by its
+  // number, which a store never reuses (so one generation serves); the
+  // kernel asks for one it has forgotten with a LOOKUP of "." in it.
+  if (conn->capable & FUSE_CAP_EXPORT_SUPPORT) conn->want |= FUSE_CAP_EXPORT_SUPPORT;
   conn->max_write = s.max_write;
   conn->max_readahead = s.max_write;
   conn->max_background = s.max_background;
