@@ -58,7 +58,7 @@ for step in "${steps[@]}"; do
       # threaded uncompressed sweep and the torn/failed-write sweeps stay).
       build-tsan/bin/fs_tests --gtest_brief=1 \
         --gtest_filter='-CrashSweep.Sequential*:CrashSweep.ThreadedRanksCompressed*:CrashSweep.SecondCrash*'
-      build-tsan/bin/integration_tests --gtest_brief=1 --gtest_filter='PosixOpsTest.Concurrent*:StressTest.*:KillLoopTest.*:PersistenceTest.*'
+      build-tsan/bin/integration_tests --gtest_brief=1 --gtest_filter='PosixOpsTest.Concurrent*:StressTest.*:KillLoopTest.*:PersistenceTest.*:CoherenceTest.*'
       # Not the daemon draining to RADOS: librados and libceph-common are not
       # built with TSan, and their threads' accesses to the caller's stack
       # and buffers read as races on every connect (tried 2026-12-03).
