@@ -349,6 +349,29 @@ TEST_F(PosixOpsTest, ErrorsComeBackAsErrno) {
   EXPECT_EQ(errno, ENAMETOOLONG);
 }
 
+// O_TMPFILE, RENAME_WHITEOUT and POSIX ACLs are refused with the errno a
+// filesystem lacking them gives (ext4 mounted noacl gives EOPNOTSUPP for
+// ACLs), so the tools' fallbacks take over: Python's TemporaryFile makes
+// and unlinks a named file, setfacl leaves the mode bits alone.
+TEST_F(PosixOpsTest, TmpfileWhiteoutAndAclsAreRefusedAsAFilesystemWithoutThemRefusesThem) {
+  EXPECT_EQ(open(store_.mountpoint().c_str(), O_TMPFILE | O_RDWR, 0600), -1);
+  EXPECT_EQ(errno, EOPNOTSUPP);
+  ASSERT_TRUE(WriteFile(P("a"), "kept"));
+  EXPECT_EQ(syscall(SYS_renameat2, AT_FDCWD, P("a").c_str(), AT_FDCWD, P("b").c_str(), RENAME_WHITEOUT), -1);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_EQ(ReadFile(P("a")), "kept");
+  // A minimal access ACL: user::rw-, group::r--, other::r--.
+  const uint32_t acl[] = {2, 0x00060001, 0xffffffff, 0x00040004, 0xffffffff, 0x00040020, 0xffffffff};
+  EXPECT_EQ(setxattr(P("a").c_str(), "system.posix_acl_access", acl, sizeof acl, 0), -1);
+  EXPECT_EQ(errno, EOPNOTSUPP);
+  EXPECT_EQ(getxattr(P("a").c_str(), "system.posix_acl_access", nullptr, 0), -1);
+  EXPECT_EQ(errno, EOPNOTSUPP);
+  const CommandOutput py = Capture("/usr/bin/python3 -c \"import tempfile; f = tempfile.TemporaryFile(dir='" +
+                                   store_.mountpoint() + "'); f.write(b'x'); f.seek(0); print(f.read())\" 2>&1");
+  EXPECT_EQ(py.rc, 0) << py.out;
+  EXPECT_EQ(py.out, "b'x'\n");
+}
+
 TEST_F(PosixOpsTest, ConcurrentWritersEachReadBackTheirOwnBytes) {
   constexpr int kWriters = 8;
   std::vector<std::string> data(kWriters);
