@@ -75,6 +75,7 @@ class LogStructuredFs : public FileSystem {
                 std::string_view new_name, uint32_t flags) override;
   Status OpenFile(uint64_t ino, int flags) override;
   void ReleaseFile(uint64_t ino) override;
+  Result<bool> NoteAccess(uint64_t ino) override;
   Result<size_t> Read(uint64_t ino, uint64_t offset, size_t size, char* buf) override;
   Status ReadInto(uint64_t ino, uint64_t offset, size_t size, ReadView* view) override;
   Result<size_t> Write(uint64_t ino, uint64_t offset, const char* data, size_t size,
@@ -102,6 +103,8 @@ class LogStructuredFs : public FileSystem {
   // Whether `drop` clears anything of `node` (set-id bits, file capability).
   static bool NeedsSetIdDrop(const Inode& node, SetIdDrop drop);
   Status DropSetIdBits(uint64_t ino, SetIdDrop drop) REQUIRES(journal_.mu());
+  // Whether a read of `node` at `now_ns` moves its atime (MountOptions::atime).
+  bool AtimeDue(const Inode& node, int64_t now_ns) const REQUIRES_SHARED(journal_.mu());
   // Validates that `parent` is a live directory and `name` a legal new entry.
   Result<const Inode*> WritableDir(uint64_t parent, std::string_view name) const
       REQUIRES_SHARED(journal_.mu());

@@ -380,6 +380,37 @@ Status LogStructuredFs::OpenFile(uint64_t ino, int flags) {
 
 void LogStructuredFs::ReleaseFile(uint64_t ino) { DropUse(ino, Use::kOpenHandle, 1); }
 
+bool LogStructuredFs::AtimeDue(const Inode& node, int64_t now_ns) const {
+  if (options_.read_only || options_.atime == AtimePolicy::kNoatime) return false;
+  if (node.is_dir() && options_.nodiratime) return false;
+  if (options_.atime == AtimePolicy::kStrictatime) return true;
+  // relatime, as the kernel's relatime_need_update decides it, but for
+  // two clocks: the kernel stamps the mtime and ctime of cached writes with
+  // its coarse clock, up to a tick (4-10 ms) behind this daemon's, so a file
+  // made (atime from here) and written at once would look read since.
+  constexpr int64_t kDayNs = int64_t{24} * 3600 * 1000000000;
+  constexpr int64_t kClockSkewNs = 20 * 1000000;
+  return node.atime_ns <= node.mtime_ns + kClockSkewNs || node.atime_ns <= node.ctime_ns + kClockSkewNs ||
+         now_ns - node.atime_ns >= kDayNs;
+}
+
+Result<bool> LogStructuredFs::NoteAccess(uint64_t ino) {
+  const int64_t now = NowNs();
+  {
+    ReaderLock lock(journal_.mu());
+    const Inode* node = journal_.ns().Find(ino);
+    if (!node) return Status::NotFound("no inode " + std::to_string(ino));
+    if (!AtimeDue(*node, now)) return false;
+  }
+  // A store that failed takes no records; its readers read on.
+  if (!journal_.CheckWritable().ok()) return false;
+  WriterLock lock(journal_.mu());
+  const Inode* node = journal_.ns().Find(ino);
+  if (!node || !AtimeDue(*node, now)) return false;  // another reader moved it meanwhile
+  CKPTFS_RETURN_IF_ERROR(journal_.Apply(record::SetAttr{ino, record::SetAttr::kAtime, 0, 0, 0, now, 0, 0}));
+  return true;
+}
+
 Status LogStructuredFs::ReadDir(uint64_t ino, uint64_t cookie, bool plus, const DirFiller& fill) {
   ReaderLock lock(journal_.mu());
   const Inode* dir = journal_.ns().Find(ino);

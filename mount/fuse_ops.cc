@@ -150,6 +150,15 @@ void NoteOpened(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Ctx(req).page_cache.Opened(ino, fi->fh == kDirectHandle);
 }
 
+// A read the daemon sees (an open for reading, a directory opened to list)
+// moves atime as the mount's policy says; the reply carries no attributes,
+// so the kernel is told. O_NOATIME opens move nothing, as on any filesystem.
+void NoteAccess(fuse_req_t req, fuse_ino_t ino, int open_flags) {
+  if ((open_flags & O_ACCMODE) == O_WRONLY || (open_flags & O_NOATIME)) return;
+  auto moved = Fs(req).NoteAccess(ino);
+  if (moved.ok() && *moved) InvalidateInKernel(req, ino);
+}
+
 void Init(void* userdata, fuse_conn_info* conn) {
   auto* ctx = static_cast<FuseContext*>(userdata);
   const FuseSettings& s = ctx->settings;
@@ -307,6 +316,7 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     // a direct-I/O file (numpy, safetensors map files that way).
     if (Ctx(req).settings.direct_reads && Ctx(req).channel.DirectIoMmap()) fi->direct_io = 1;
     NoteOpened(req, ino, fi);
+    NoteAccess(req, ino, fi->flags);
     if (fuse_reply_open(req, fi) != 0) Ctx(req).page_cache.Released(ino, fi->fh == kDirectHandle);
   });
 }
@@ -403,6 +413,7 @@ void OpenDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     auto r = Fs(req).GetAttr(ino);
     if (!r.ok()) return ReplyStatus(req, r.status());
     if (!S_ISDIR(r->st_mode)) return (void)fuse_reply_err(req, ENOTDIR);
+    NoteAccess(req, ino, fi->flags);
     fuse_reply_open(req, fi);
   });
 }

@@ -44,13 +44,25 @@ struct RawOptions {
   int page_cache = 0;
   int nonempty = 0;
   int read_only = 0;  // the last of ro and rw
+  AtimePolicy atime = AtimePolicy::kRelatime;  // the last atime policy given
+  int nodiratime = 0;
   int positional = 0;
   char* store = nullptr;
 };
 
 // ro and rw are seen here and still handed on: libfuse mounts with
 // MS_RDONLY for ro, so the kernel refuses writes before they reach the daemon.
-enum Key { kKeyReadOnly = 1, kKeyReadWrite };
+// The atime policies are the daemon's (the kernel leaves atime to a FUSE
+// daemon): taken here, and only noatime, which libfuse knows, handed on.
+enum Key {
+  kKeyReadOnly = 1,
+  kKeyReadWrite,
+  kKeyNoatime,
+  kKeyRelatime,
+  kKeyStrictatime,
+  kKeyNodiratime,
+  kKeyDiratime,
+};
 
 #define CKPTFS_OPT(t, p) {t, offsetof(RawOptions, p), 1}
 const fuse_opt kOptionSpecs[] = {
@@ -83,16 +95,19 @@ const fuse_opt kOptionSpecs[] = {
     CKPTFS_OPT("nonempty", nonempty),
     FUSE_OPT_KEY("ro", kKeyReadOnly),
     FUSE_OPT_KEY("rw", kKeyReadWrite),
-    // fstab lines carry atime policies; ckptfs never updates atime on read,
-    // so every policy is satisfied and the option is dropped.
-    FUSE_OPT_KEY("relatime", FUSE_OPT_KEY_DISCARD),
-    FUSE_OPT_KEY("norelatime", FUSE_OPT_KEY_DISCARD),
-    FUSE_OPT_KEY("strictatime", FUSE_OPT_KEY_DISCARD),
+    // The atime policies, as mount(8) and fstab lines give them: "atime"
+    // and "norelatime" turn relatime off, so reads move atime every time.
+    FUSE_OPT_KEY("noatime", kKeyNoatime),
+    FUSE_OPT_KEY("relatime", kKeyRelatime),
+    FUSE_OPT_KEY("norelatime", kKeyStrictatime),
+    FUSE_OPT_KEY("strictatime", kKeyStrictatime),
+    FUSE_OPT_KEY("atime", kKeyStrictatime),
+    FUSE_OPT_KEY("nodiratime", kKeyNodiratime),
+    FUSE_OPT_KEY("diratime", kKeyDiratime),
+    // lazytime batches the inode writes of time updates, which the
+    // daemon's log already does.
     FUSE_OPT_KEY("lazytime", FUSE_OPT_KEY_DISCARD),
     FUSE_OPT_KEY("nolazytime", FUSE_OPT_KEY_DISCARD),
-    FUSE_OPT_KEY("atime", FUSE_OPT_KEY_DISCARD),
-    FUSE_OPT_KEY("diratime", FUSE_OPT_KEY_DISCARD),
-    FUSE_OPT_KEY("nodiratime", FUSE_OPT_KEY_DISCARD),
     FUSE_OPT_KEY("iversion", FUSE_OPT_KEY_DISCARD),
     FUSE_OPT_KEY("noiversion", FUSE_OPT_KEY_DISCARD),
     FUSE_OPT_END,
@@ -103,9 +118,27 @@ const fuse_opt kOptionSpecs[] = {
 // stays for fuse_parse_cmdline. ro and rw are noted and kept for libfuse.
 int KeepMountpoint(void* data, const char* arg, int key, fuse_args*) {
   auto* raw = static_cast<RawOptions*>(data);
-  if (key == kKeyReadOnly || key == kKeyReadWrite) {
-    raw->read_only = key == kKeyReadOnly;
-    return 1;
+  switch (key) {
+    case kKeyReadOnly:
+    case kKeyReadWrite:
+      raw->read_only = key == kKeyReadOnly;
+      return 1;
+    case kKeyNoatime:
+      // Handed on too: libfuse mounts with MS_NOATIME, so /proc/mounts says it.
+      raw->atime = AtimePolicy::kNoatime;
+      return 1;
+    case kKeyRelatime:
+      raw->atime = AtimePolicy::kRelatime;
+      return 0;
+    case kKeyStrictatime:
+      raw->atime = AtimePolicy::kStrictatime;
+      return 0;
+    case kKeyNodiratime:
+    case kKeyDiratime:
+      raw->nodiratime = key == kKeyNodiratime;
+      return 0;
+    default:
+      break;
   }
   if (key != FUSE_OPT_KEY_NONOPT) return 1;
   if (raw->positional++ == 0) {
@@ -325,6 +358,8 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
   });
   config->fuse.writeback_cache = !raw.no_writeback_cache;
   config->allow_nonempty = raw.nonempty;
+  config->mount.atime = raw.atime;
+  config->mount.nodiratime = raw.nodiratime;
   // An image in RADOS is written only by its node's daemon: mounted
   // anywhere else it is read-only, asked or not.
   config->mount.read_only = raw.read_only || IsRadosSpec(config->store_path);
@@ -387,6 +422,9 @@ const char* MountOptionsHelp() {
          "    -o log_level=LEVEL     trace, debug, info, warn, error, critical, off\n"
          "    -o log_file=PATH       log here instead of stderr/syslog\n"
          "    -o nonempty            allow mounting over a non-empty directory\n"
+         "    -o relatime|strictatime|noatime  how reads move atime (default relatime,\n"
+         "                           as on ext4: the first read after a change, or a day\n"
+         "                           later); nodiratime leaves directories' alone\n"
          "    -o ro                  read-only: nothing is written to the store; any number\n"
          "                           of read-only mounts may share it, a read-write one may not\n"
          "    -o wait=S              if the store is still held by a daemon flushing it after\n"

@@ -164,6 +164,12 @@ class FileSystem {
   // (O_WRONLY, O_RDWR or O_TRUNC) fails with Status::ReadOnly.
   virtual Status OpenFile(uint64_t ino, int flags) = 0;
   virtual void ReleaseFile(uint64_t ino) = 0;
+  // Notes that `ino` was read: its atime moves as MountOptions::atime
+  // says (a read-only store moves none). Returns whether it moved. The
+  // daemon calls it for an open for reading and a directory opened for
+  // listing, the reads it sees: the kernel serves cached pages without
+  // asking.
+  virtual Result<bool> NoteAccess(uint64_t ino) = 0;
   // Returns the bytes read (short at end of file).
   virtual Result<size_t> Read(uint64_t ino, uint64_t offset, size_t size, char* buf) = 0;
   // The same bytes, lent instead of copied (short at end of file).

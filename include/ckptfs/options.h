@@ -19,6 +19,13 @@ struct FormatOptions {
   bool sparse = false;
 };
 
+// How reads move a file's atime, as the mount options of the same names
+// say on any Linux filesystem (the kernel leaves atime to a FUSE daemon).
+// relatime, the kernel's default: when atime is not newer than mtime or
+// ctime (no read since the last change), or a day old. strictatime: on
+// every read. noatime: never.
+enum class AtimePolicy { kRelatime, kStrictatime, kNoatime };
+
 struct MountOptions {
   uint64_t memory_budget = 512ull << 20;  // segment buffers in flight
   unsigned flusher_threads = 2;
@@ -71,6 +78,10 @@ struct MountOptions {
   // the kernel does not read ahead for.
   uint64_t prefetch_bytes = 0;
   unsigned prefetch_threads = 8;
+  // What FileSystem::NoteAccess does to atime; nodiratime leaves
+  // directories' alone.
+  AtimePolicy atime = AtimePolicy::kRelatime;
+  bool nodiratime = false;
 };
 
 }  // namespace ckptfs

@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <random>
+#include <thread>
 
 namespace ckptfs {
 namespace {
@@ -39,13 +41,18 @@ class FileSystemTest : public ::testing::Test {
     ASSERT_TRUE(s.ok()) << s.ToString();
   }
   void Mount() {
-    MountOptions m;
-    m.memory_budget = 16 << 20;
-    auto r = FileSystem::Open(store_, m);
+    auto r = FileSystem::Open(store_, mount_options_);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     fs_ = std::move(r).value();
     fs_->Start();
   }
+  static MountOptions SmallMount() {
+    MountOptions m;
+    m.memory_budget = 16 << 20;
+    return m;
+  }
+  MountOptions mount_options_ = SmallMount();
+
   void Remount() {
     ASSERT_TRUE(fs_->Close().ok());
     fs_.reset();
@@ -110,6 +117,66 @@ TEST_F(FileSystemTest, AFormatThatFailsLeavesTheFileAsItFoundIt) {
   Status huge = FileSystem::Format(small, f);
   EXPECT_FALSE(huge.ok());
   EXPECT_EQ(size_of(small), 5) << huge.ToString();
+}
+
+// atime moves as the mount's policy says, as the kernel decides it for a
+// local filesystem: relatime after a change or once a day, strictatime on
+// every read, noatime never, and nodiratime leaves directories alone.
+TEST_F(FileSystemTest, ReadsMoveAtimeAsThePolicySays) {
+  Format(64 << 20);
+  Mount();
+  const uint64_t ino = MakeFile("f", "data");
+  auto mkdir = fs_->Mkdir(1, "d", 0755, 0, 0);
+  ASSERT_TRUE(mkdir.ok());
+  const auto atime = [&](uint64_t i) { return fs_->GetAttr(i)->st_atim; };
+  const auto same = [](timespec a, timespec b) { return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec; };
+  // Sets atime to `days` ago, and mtime and ctime a second before it.
+  const auto age = [&](uint64_t i, int days) {
+    AttrChange c;
+    c.set_atime = c.set_mtime = c.set_ctime = true;
+    c.atime = timespec{time(nullptr) - days * 86400, 0};
+    c.mtime = c.ctime = timespec{c.atime.tv_sec - 1, 0};
+    ASSERT_TRUE(fs_->SetAttr(i, c).ok());
+  };
+
+  // relatime: the first read after a change moves it, the next does not;
+  // reads within the clocks' skew of a change (20 ms) count as after it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  timespec before = atime(ino);
+  EXPECT_TRUE(*fs_->NoteAccess(ino));  // atime == mtime since the write
+  EXPECT_FALSE(same(atime(ino), before));
+  before = atime(ino);
+  EXPECT_FALSE(*fs_->NoteAccess(ino));
+  EXPECT_TRUE(same(atime(ino), before));
+  age(ino, 0);  // newer than mtime and ctime, and less than a day old
+  EXPECT_FALSE(*fs_->NoteAccess(ino));
+  age(ino, 2);  // but two days old
+  EXPECT_TRUE(*fs_->NoteAccess(ino));
+  EXPECT_TRUE(*fs_->NoteAccess(mkdir->st_ino));
+  const timespec moved = atime(ino);
+  Remount();
+  EXPECT_TRUE(same(atime(ino), moved)) << "an atime update is logged like any change";
+
+  mount_options_.atime = AtimePolicy::kStrictatime;
+  mount_options_.nodiratime = true;
+  Remount();
+  EXPECT_TRUE(*fs_->NoteAccess(ino));
+  EXPECT_TRUE(*fs_->NoteAccess(ino));
+  age(mkdir->st_ino, 2);
+  EXPECT_FALSE(*fs_->NoteAccess(mkdir->st_ino));
+
+  mount_options_.atime = AtimePolicy::kNoatime;
+  mount_options_.nodiratime = false;
+  Remount();
+  age(ino, 2);
+  EXPECT_FALSE(*fs_->NoteAccess(ino));
+  EXPECT_FALSE(*fs_->NoteAccess(mkdir->st_ino));
+
+  mount_options_ = SmallMount();
+  mount_options_.read_only = true;
+  Remount();
+  EXPECT_FALSE(*fs_->NoteAccess(ino)) << "a read-only store writes nothing, atime neither";
+  EXPECT_TRUE(fs_->NoteAccess(12345).status().IsNotFound());
 }
 
 TEST_F(FileSystemTest, WrittenFilesSurviveRemount) {

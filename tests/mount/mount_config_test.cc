@@ -161,12 +161,23 @@ TEST(MountConfig, ReadOnlyIsTakenAndStillLeftForLibfuse) {
   EXPECT_FALSE(ParseOptions("rw").config.mount.read_only);
 }
 
-TEST(MountConfig, AtimePoliciesFromFstabAreDropped) {
+// The atime policies are the daemon's: taken, the last one given winning,
+// and not left for libfuse, which knows only noatime (the kernel flag
+// /proc/mounts shows).
+TEST(MountConfig, AtimePoliciesAreTakenAndTheLastOneWins) {
   Parsed p = ParseOptions(
       "relatime,norelatime,strictatime,lazytime,nolazytime,atime,diratime,nodiratime,iversion,"
       "noiversion");
   ASSERT_TRUE(p.status.ok()) << p.status.ToString();
   EXPECT_EQ(p.rest, (std::vector<std::string>{"ckptfs", "/mnt/ckpt"}));
+  EXPECT_EQ(p.config.mount.atime, AtimePolicy::kStrictatime);
+  EXPECT_TRUE(p.config.mount.nodiratime);
+  EXPECT_EQ(ParseOptions("noatime,relatime").config.mount.atime, AtimePolicy::kRelatime);
+  EXPECT_FALSE(ParseOptions("nodiratime,diratime").config.mount.nodiratime);
+  Parsed no = ParseOptions("relatime,noatime");
+  EXPECT_EQ(no.config.mount.atime, AtimePolicy::kNoatime);
+  EXPECT_EQ(no.rest, (std::vector<std::string>{"ckptfs", "-o", "noatime", "/mnt/ckpt"}));
+  EXPECT_EQ(ParseOptions("rw").config.mount.atime, AtimePolicy::kRelatime);
 }
 
 TEST(MountConfig, EveryLogLevelIsAccepted) {
