@@ -164,18 +164,19 @@ ckptfs::Result<std::unique_ptr<ckptfs::FileSystem>> OpenStore(const ckptfs::Moun
   return ckptfs::RetryWhileBusy(
       [&] { return ckptfs::FileSystem::Open(store, config.mount); },
       std::chrono::duration<double>(config.busy_wait_seconds),
-      [&](const ckptfs::Status& busy) {
+      [&](const ckptfs::Status&) {
         if (auto up = ckptfs::MountOfSource(ckptfs::MountSource(store))) {
           return RefuseBeside(store, config.mount.read_only, *up);
         }
+        return ckptfs::Status::Ok();
+      },
+      [&] {
         const auto holder = ckptfs::FlockHolder(store);
         std::fprintf(stderr,
                      "ckptfs: %s is held by %s (a daemon still flushing it after an unmount, "
                      "or an fsck); waiting up to %.0f s for it to let go (-o wait=S)\n",
-                     store.c_str(),
-                     holder ? ckptfs::DescribeProcess(*holder).c_str() : "another process",
+                     store.c_str(), holder ? ckptfs::DescribeProcess(*holder).c_str() : "another process",
                      config.busy_wait_seconds);
-        return ckptfs::Status::Ok();
       });
 }
 

@@ -46,9 +46,11 @@ ckptfs::Result<ckptfs::CheckReport> Check(const std::string& path, double wait_s
                                       ", and its daemon writes it: fsck checks a store no daemon writes (unmount "
                                       "it first, or mount it read-only)");
         }
-        std::fprintf(stderr, "ckptfs-fsck: %s is in use; waiting up to %.0f s for it\n",
-                     path.c_str(), wait_seconds);
         return ckptfs::Status::Ok();
+      },
+      [&] {
+        std::fprintf(stderr, "ckptfs-fsck: %s is in use; waiting up to %.0f s for it\n", path.c_str(),
+                     wait_seconds);
       });
   if (!device.ok()) return device.status();
   return ckptfs::CheckStore(device->get());
