@@ -275,7 +275,7 @@ Result<size_t> LogStructuredFs::Write(uint64_t ino, uint64_t offset, const char*
       if (!journal_.ns().Find(ino)) return Status::NotFound("inode freed during write");
       CKPTFS_RETURN_IF_ERROR(journal_.Apply(
           record::WriteExtent{ino, offset + done, static_cast<uint32_t>(len), ticket.extent(), 0,
-                              NowNs()}));
+                              options_.writes_set_mtime ? NowNs() : 0}));
     }
     ticket.Done();
     done += len;

@@ -384,14 +384,10 @@ bool LogStructuredFs::AtimeDue(const Inode& node, int64_t now_ns) const {
   if (options_.read_only || options_.atime == AtimePolicy::kNoatime) return false;
   if (node.is_dir() && options_.nodiratime) return false;
   if (options_.atime == AtimePolicy::kStrictatime) return true;
-  // relatime, as the kernel's relatime_need_update decides it, but for
-  // two clocks: the kernel stamps the mtime and ctime of cached writes with
-  // its coarse clock, up to a tick (4-10 ms) behind this daemon's, so a file
-  // made (atime from here) and written at once would look read since.
+  // relatime, as the kernel's relatime_need_update decides it. The times
+  // it compares come from one clock, the kernel's coarse one (NowNs).
   constexpr int64_t kDayNs = int64_t{24} * 3600 * 1000000000;
-  constexpr int64_t kClockSkewNs = 20 * 1000000;
-  return node.atime_ns <= node.mtime_ns + kClockSkewNs || node.atime_ns <= node.ctime_ns + kClockSkewNs ||
-         now_ns - node.atime_ns >= kDayNs;
+  return node.atime_ns <= node.mtime_ns || node.atime_ns <= node.ctime_ns || now_ns - node.atime_ns >= kDayNs;
 }
 
 Result<bool> LogStructuredFs::NoteAccess(uint64_t ino) {

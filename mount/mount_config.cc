@@ -357,6 +357,7 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
     return Status::Ok();
   });
   config->fuse.writeback_cache = !raw.no_writeback_cache;
+  config->mount.writes_set_mtime = !config->fuse.writeback_cache;
   config->allow_nonempty = raw.nonempty;
   config->mount.atime = raw.atime;
   config->mount.nodiratime = raw.nodiratime;

@@ -63,7 +63,7 @@ Result<bool> CompressionPipeline::Submit(uint64_t ino, uint64_t offset, const ch
       s = journal_->Reserve(
           run->id, record::WriteExtent{ino, offset, static_cast<uint32_t>(len),
                                        PhysicalExtent{run->address(), static_cast<uint32_t>(len)},
-                                       0, run->time_ns});
+                                       0, MtimeOf(*run)});
     }
   }
   if (!s.ok()) {
@@ -89,7 +89,7 @@ Status CompressionPipeline::Place(const PendingRun& run, ExtentEncoder* encoder)
     CKPTFS_RETURN_IF_ERROR(journal_->Fill(
         run.id,
         record::WriteExtent{run.ino, run.offset, static_cast<uint32_t>(run.data.size()),
-                            ticket->extent(), 0, run.time_ns},
+                            ticket->extent(), 0, MtimeOf(run)},
         run.address()));
   }
   ticket->Done();

@@ -62,6 +62,9 @@ class CompressionPipeline {
   void CompressorLoop();
 
   const MountOptions options_;
+  // The mtime a run's record sets: when it was written, or none where the
+  // kernel owns the file's times (MountOptions::writes_set_mtime).
+  int64_t MtimeOf(const PendingRun& run) const { return options_.writes_set_mtime ? run.time_ns : 0; }
   Journal* const journal_;
   SegmentTable* const segments_;
   EncoderTally* const tally_;

@@ -78,6 +78,13 @@ struct MountOptions {
   // the kernel does not read ahead for.
   uint64_t prefetch_bytes = 0;
   unsigned prefetch_threads = 8;
+  // Whether writes set the file's mtime and ctime. A FUSE mount with the
+  // kernel's writeback cache turns it off: the kernel owns those times
+  // then, stamps them at write(2) and sends them (a SETATTR) when it writes
+  // the inode back; the stamp of a write reaching the store later, by a
+  // tick, would replace the kernel's, so the file's times changed at a
+  // remount.
+  bool writes_set_mtime = true;
   // What FileSystem::NoteAccess does to atime; nodiratime leaves
   // directories' alone.
   AtimePolicy atime = AtimePolicy::kRelatime;
