@@ -7,6 +7,9 @@ packages=(
   nlohmann-json3-dev libcli11-dev
   fio strace rsync attr python3-torch python3-numpy python3-matplotlib
   ceph-mon ceph-mgr ceph-osd ceph-common librados-dev libradospp-dev
+  # xfstests (tools/run-xfstests): its build and the programs its tests run
+  xfslibs-dev uuid-dev uuid-runtime libtool-bin automake make libacl1-dev libaio-dev libattr1-dev
+  libgdbm-dev libcap-dev xfsprogs e2fsprogs acl quota gawk bc dbench sqlite3
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -81,6 +81,11 @@ ceph_dir=$(mktemp -d /var/tmp/ckptfs-ci-ceph.XXXXXX)
 tools/ceph-dev-cluster start "$ceph_dir" --osds 3 >/dev/null
 export CKPTFS_CEPH_DIR=$ceph_dir
 (cd build && ctest --output-on-failure --timeout 600) || status=$?
+# xfstests' cases of what the mount was fixed for (tests/xfstests/ci),
+# built and run in a directory of their own, removed after.
+xfstests_dir=$(mktemp -d /var/tmp/ckptfs-ci-xfstests.XXXXXX)
+tools/run-xfstests --work "$xfstests_dir" --list tests/xfstests/ci || status=$?
+rm -rf -- "$xfstests_dir"
 # Clang's lock analysis and the sanitized runs (tools/run-sanitized-tests.sh).
 bash tools/run-sanitized-tests.sh || status=$?
 exit $status
