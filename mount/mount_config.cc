@@ -4,6 +4,7 @@
 #include "mount_config.h"
 
 #include "compress/extent_codec.h"
+#include "mountinfo.h"
 #include "rados_target.h"
 #include "util/size.h"
 
@@ -172,8 +173,6 @@ Result<uint64_t> ParseCount(const char* name, const char* text, uint64_t lo, uin
   return static_cast<uint64_t>(v);
 }
 
-constexpr char kStoreSourcePrefix[] = "ckptfs:";
-
 }  // namespace
 
 bool IsCkptfsOption(std::string_view name) {
@@ -205,9 +204,7 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
   take(raw.store, [&](const char* v) {
     // "ckptfs:PATH" is how /proc/mounts names the store (MountSource), and
     // so how mount(8) and fstab lines copied from it pass it on.
-    config->store_path = std::strncmp(v, kStoreSourcePrefix, std::strlen(kStoreSourcePrefix)) == 0
-                             ? v + std::strlen(kStoreSourcePrefix)
-                             : v;
+    config->store_path = StoreOfSource(v);
     return Status::Ok();
   });
   take(raw.memory, [&](const char* v) -> Status {

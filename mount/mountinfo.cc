@@ -70,6 +70,10 @@ std::string MountSource(const std::string& store) {
   return std::string(kSourcePrefix) + (realpath(store.c_str(), resolved) ? resolved : store.c_str());
 }
 
+std::string StoreOfSource(const std::string& source) {
+  return source.rfind(kSourcePrefix, 0) == 0 ? source.substr(sizeof kSourcePrefix - 1) : source;
+}
+
 std::optional<SourceMount> MountOfSource(const std::string& source) {
   std::optional<SourceMount> found;
   ForEachMount([&](const MountEntry& e) {

@@ -30,6 +30,9 @@ std::optional<std::string> MountDeviceAt(const std::string& path);
 // A source given already ("ckptfs:PATH", as /proc/mounts and mount(8)
 // spell it) is kept as it is.
 std::string MountSource(const std::string& store);
+// The inverse: the store a source names ("ckptfs:PATH" -> PATH); anything
+// else is taken to name the store itself.
+std::string StoreOfSource(const std::string& source);
 
 // A mount whose source (fsname) is `source`: where, and whether read-only.
 struct SourceMount {

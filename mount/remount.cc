@@ -25,14 +25,6 @@
 namespace ckptfs {
 namespace {
 
-constexpr char kSourcePrefix[] = "ckptfs:";
-
-// The store a ckptfs mount's source names: a path or rados:POOL/NAME.
-std::string StoreOf(const MountEntry& mount) {
-  const std::string& s = mount.source;
-  return s.rfind(kSourcePrefix, 0) == 0 ? s.substr(std::strlen(kSourcePrefix)) : s;
-}
-
 std::pair<std::string, std::string> NameAndValue(const std::string& option) {
   const size_t eq = option.find('=');
   if (eq == std::string::npos) return {option, ""};
@@ -145,7 +137,7 @@ bool HasOpen(pid_t pid, const struct stat& store) {
 // relative ones name nothing any more (and its lock names the process that
 // took it, which forked the daemon and exited).
 std::optional<CommandLineOptions> DaemonServing(const MountEntry& mount) {
-  const std::string spec = StoreOf(mount);
+  const std::string spec = StoreOfSource(mount.source);
   const bool rados = IsRadosSpec(spec);
   struct stat store {};
   if (!rados && ::stat(spec.c_str(), &store) != 0) return std::nullopt;
@@ -219,7 +211,7 @@ Status Remount(const CommandLineOptions& request) {
     for (const std::string& o : daemon->options) daemon_flags.Apply(o);
   }
   const bool daemon_read_only =
-      IsRadosSpec(StoreOf(*mount)) || (daemon && (daemon_flags.flags & MS_RDONLY));
+      IsRadosSpec(StoreOfSource(mount->source)) || (daemon && (daemon_flags.flags & MS_RDONLY));
 
   MountFlags flags;
   for (const std::string& o : SplitList(mount->options)) flags.Apply(o);
