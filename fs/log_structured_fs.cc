@@ -81,7 +81,7 @@ LogStructuredFs::LogStructuredFs(const MountOptions& options,
                &bytes_written_, evictor_.get()),
       pipeline_(options, &journal_, &segments_, &encoder_tally_,
                 [this](const char* data, size_t len, RunCoding coding) {
-                  return cleaner_.AppendMakingRoom(data, len, coding, /*placing_pending=*/true);
+                  return cleaner_.AppendMakingRoom(data, len, coding, /*placing_promised=*/true);
                 }),
       sequential_reads_(options.prefetch_bytes),
       prefetcher_(options.prefetch_bytes > 0
@@ -229,19 +229,21 @@ void LogStructuredFs::QueueReadAhead(uint64_t ino, const Inode& node, uint64_t o
   prefetcher_->Submit(runs, std::make_shared<ReadPins::Pin>(segments_.PinForRead()));
 }
 
-Result<DataLog::Ticket> LogStructuredFs::AppendUserData(const char* data, size_t len) {
-  auto ticket = data_.Append(data, len, DataLog::Stream::kUser);
+Result<DataLog::Ticket> LogStructuredFs::AppendUserData(const char* data, size_t len,
+                                                        bool into_reserved) {
+  auto ticket = data_.Append(data, len, DataLog::Stream::kUser, RunCoding{}, into_reserved);
   if (ticket.ok() || !ticket.status().IsNoSpace()) return ticket;
   // A commit stops at the first write still waiting for a compressor, and
   // segments freed by deletions become reusable only with a commit: let
   // those writes be placed first.
   pipeline_.WaitPlaced();
-  return cleaner_.AppendMakingRoom(data, len, RunCoding{}, /*placing_pending=*/false);
+  return cleaner_.AppendMakingRoom(data, len, RunCoding{}, into_reserved);
 }
 
 Result<size_t> LogStructuredFs::Write(uint64_t ino, uint64_t offset, const char* data,
                                       size_t size, SetIdDrop drop_setid) {
   bool drop_privileges = false;
+  bool into_reserved = true;  // every byte lands in space fallocate reserved
   CompressionPolicy policy;
   {
     ReaderLock lock(journal_.mu());
@@ -251,6 +253,9 @@ Result<size_t> LogStructuredFs::Write(uint64_t ino, uint64_t offset, const char*
     if (!node->is_regular()) return Status::Invalid("write to a non-regular file");
     drop_privileges = NeedsSetIdDrop(*node, drop_setid);
     policy = policies_.For(*node);
+    for (const ExtentPiece& p : node->extents.Lookup(offset, size)) {
+      into_reserved = into_reserved && p.phys.reserved();
+    }
   }
   // Compressed later, by the cleaner, when the mount is idle.
   if (options_.compress_when_idle) policy.enabled = false;
@@ -269,7 +274,9 @@ Result<size_t> LogStructuredFs::Write(uint64_t ino, uint64_t offset, const char*
         continue;
       }
     }
-    CKPTFS_ASSIGN_OR_RETURN(DataLog::Ticket ticket, AppendUserData(data + done, len));
+    // Into reserved space, the write takes the room promised to it.
+    CKPTFS_ASSIGN_OR_RETURN(DataLog::Ticket ticket,
+                            AppendUserData(data + done, len, into_reserved));
     {
       WriterLock lock(journal_.mu());
       if (!journal_.ns().Find(ino)) return Status::NotFound("inode freed during write");
@@ -295,29 +302,62 @@ Status LogStructuredFs::Fallocate(uint64_t ino, int mode, uint64_t offset, uint6
     return Status::NotSupported("fallocate mode " + std::to_string(mode));
   }
   if (length == 0 || offset + length < offset) return Status::Invalid("fallocate range");
-  WriterLock lock(journal_.mu());
-  const Inode* node = journal_.ns().Find(ino);
-  if (!node) return Status::NotFound("no inode " + std::to_string(ino));
-  if (!node->is_regular()) return Status::Invalid("fallocate of a non-regular file");
-  CKPTFS_RETURN_IF_ERROR(DropSetIdBits(ino, drop_setid));
-  const int64_t now = NowNs();
-  if (punch || zero) {
-    // A hole is the log-structured way to zero a range: the bytes it
-    // unmapped die, and reads of it return zeros.
-    CKPTFS_RETURN_IF_ERROR(journal_.Apply(record::PunchHole{ino, offset, length, now}));
-  } else {
-    // A log-structured store cannot reserve blocks in place; it can refuse
-    // a range that cannot possibly fit.
-    struct statvfs sv = StatFsFor(journal_.ns().inode_count());
-    uint64_t unmapped = length - std::min<uint64_t>(length, node->extents.mapped_bytes());
-    if (unmapped > static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize) {
-      return Status::NoSpace("fallocate larger than free space");
+  // Reserved space is whole blocks: a write anywhere in a block the range
+  // touches needs no more.
+  const uint64_t first = offset / kBlockSize * kBlockSize;
+  const uint64_t end = AlignUp(offset + length, kBlockSize);  // the kernel bounds it by off_t
+  // A store short of free segments makes room as a write would: deletions
+  // awaiting a commit get it, then the cleaner reclaims dead space, round
+  // after round while it frees something, before the reservation is
+  // refused.
+  for (int round = 0;; ++round) {
+    WriterLock lock(journal_.mu());
+    const Inode* node = journal_.ns().Find(ino);
+    if (!node) return Status::NotFound("no inode " + std::to_string(ino));
+    if (!node->is_regular()) return Status::Invalid("fallocate of a non-regular file");
+    const int64_t now = NowNs();
+    if (punch || zero) {
+      CKPTFS_RETURN_IF_ERROR(DropSetIdBits(ino, drop_setid));
+      // A hole is the log-structured way to zero a range: the bytes it
+      // unmapped die, and reads of it return zeros.
+      CKPTFS_RETURN_IF_ERROR(journal_.Apply(record::PunchHole{ino, offset, length, now}));
+    } else {
+      uint64_t unreserved = 0;  // hole bytes the range would reserve
+      for (const ExtentPiece& p : node->extents.Lookup(first, end - first)) {
+        if (p.hole && !p.phys.reserved()) unreserved += p.length;
+      }
+      // Promised for the moment the record takes to apply, so that the
+      // check and the taking are one step for every other writer; from
+      // then on the reserved extents are the promise (SegmentTable).
+      if (unreserved > 0) {
+        if (Status s = segments_.ReservePending(unreserved); !s.ok()) {
+          const auto refuse = [&] {
+            return Status::NoSpace("fallocate of " + std::to_string(unreserved) +
+                                   " bytes: more than the free space");
+          };
+          if (!s.IsNoSpace() || round >= 64) return refuse();
+          lock.Unlock();
+          if (round == 0 || segments_.PendingFree() > 0) {
+            pipeline_.WaitPlaced();  // a commit stops at a write still queued
+            CKPTFS_RETURN_IF_ERROR(journal_.CommitNow());
+            continue;
+          }
+          CKPTFS_ASSIGN_OR_RETURN(Cleaner::Freed freed, cleaner_.MakeRoomOnce());
+          if (freed.evicted == 0 && freed.cleaned == 0) return refuse();
+          continue;
+        }
+      }
+      CKPTFS_RETURN_IF_ERROR(DropSetIdBits(ino, drop_setid));
+      Status s = unreserved > 0 ? journal_.Apply(record::Reserve{ino, first, end - first})
+                                : Status::Ok();
+      if (unreserved > 0) segments_.ReleasePending(unreserved);
+      CKPTFS_RETURN_IF_ERROR(s);
     }
+    if (!keep_size && offset + length > node->size) {
+      CKPTFS_RETURN_IF_ERROR(journal_.Apply(record::Truncate{ino, offset + length, now}));
+    }
+    return Status::Ok();
   }
-  if (!keep_size && offset + length > node->size) {
-    CKPTFS_RETURN_IF_ERROR(journal_.Apply(record::Truncate{ino, offset + length, now}));
-  }
-  return Status::Ok();
 }
 
 struct statvfs LogStructuredFs::StatFs() {
@@ -343,8 +383,10 @@ struct statvfs LogStructuredFs::StatFsFor(size_t inodes) const {
   sv.f_bsize = kBlockSize;
   sv.f_frsize = kBlockSize;
   sv.f_blocks = usable_segments * seg / kBlockSize;
-  sv.f_bfree = std::min<uint64_t>(sv.f_blocks,
-                                  (free_segments * seg + data_.open_buffer_room()) / kBlockSize);
+  // Space fallocate reserved is in use already, as it is on ext4.
+  const uint64_t free_bytes = free_segments * seg + data_.open_buffer_room();
+  sv.f_bfree = std::min<uint64_t>(
+      sv.f_blocks, (free_bytes - std::min(free_bytes, u.fallocated_bytes)) / kBlockSize);
   sv.f_bavail = sv.f_bfree;
   sv.f_files = 1ull << 32;
   sv.f_ffree = sv.f_files - inodes;
@@ -368,6 +410,7 @@ StoreStats LogStructuredFs::Stats() {
   s.live_bytes = u.live_bytes;
   s.live_file_bytes = u.live_file_bytes;
   s.dead_bytes = u.data * sb_.segment_size - std::min<uint64_t>(u.data * sb_.segment_size, u.live_bytes);
+  s.fallocated_bytes = u.fallocated_bytes;
   {
     ReaderLock lock(journal_.mu());
     s.inodes = journal_.ns().inode_count();

@@ -110,8 +110,10 @@ class LogStructuredFs : public FileSystem {
       REQUIRES_SHARED(journal_.mu());
   // A new file or directory in `parent` inherits its compression xattr.
   Status InheritCompression(const Inode& parent, uint64_t child) REQUIRES(journal_.mu());
-  // Appends a user write raw, making room when the store is full.
-  Result<DataLog::Ticket> AppendUserData(const char* data, size_t len);
+  // Appends a user write raw, making room when the store is full;
+  // `into_reserved`: all of it replaces space fallocate reserved, whose
+  // promised room it may take.
+  Result<DataLog::Ticket> AppendUserData(const char* data, size_t len, bool into_reserved);
   // Releases a kernel reference or an open handle and frees the inode if
   // that was its last use.
   enum class Use { kLookup, kOpenHandle };

@@ -49,6 +49,7 @@ std::vector<Field> StoreFields(const StoreStats& s) {
           {"live_bytes", s.live_bytes},
           {"live_file_bytes", s.live_file_bytes},
           {"dead_bytes", s.dead_bytes},
+          {"fallocated_bytes", s.fallocated_bytes},
           {"inodes", s.inodes},
           {"compressed_runs", s.compressed_runs},
           {"compress_raw_runs", s.compress_raw_runs},

@@ -71,6 +71,7 @@ void CheckRuns(BlockDevice* device, const Superblock& sb, const Namespace& ns,
   std::map<uint64_t, Run> runs;  // by address
   for (const auto& [ino, node] : ns.inodes()) {
     for (const auto& [offset, extent] : node->extents.entries()) {
+      if (extent.phys.reserved()) continue;  // fallocated space: no stored bytes
       Run& run = runs[extent.phys.addr];
       if (!run.uses.empty() && !(run.phys == extent.phys)) {
         report->errors.push_back("two different stored runs claim address " +

@@ -44,13 +44,13 @@ CleanerStats Cleaner::stats() const {
 }
 
 Result<DataLog::Ticket> Cleaner::AppendMakingRoom(const char* data, size_t len, RunCoding coding,
-                                                  bool placing_pending) {
+                                                  bool placing_promised) {
   constexpr auto kUser = DataLog::Stream::kUser;
-  auto ticket = data_->Append(data, len, kUser, coding, placing_pending);
+  auto ticket = data_->Append(data, len, kUser, coding, placing_promised);
   if (ticket.ok() || !ticket.status().IsNoSpace()) return ticket;
   // Segments freed by deletions become reusable once their records commit.
   CKPTFS_RETURN_IF_ERROR(journal_->CommitNow());
-  ticket = data_->Append(data, len, kUser, coding, placing_pending);
+  ticket = data_->Append(data, len, kUser, coding, placing_promised);
   // Then dead space inside partly live segments: clean until the write fits
   // or nothing is left to clean (the store is truly full).
   // With a tier, segments it holds go first: giving them up copies nothing.
@@ -64,29 +64,24 @@ Result<DataLog::Ticket> Cleaner::AppendMakingRoom(const char* data, size_t len, 
       ++reuse_waits;
       --round;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      ticket = data_->Append(data, len, kUser, coding, placing_pending);
+      ticket = data_->Append(data, len, kUser, coding, placing_promised);
       continue;
     }
-    CKPTFS_ASSIGN_OR_RETURN(size_t evicted, EvictOnce(8));
-    evicted_total += evicted;
-    size_t cleaned = 0;
-    if (evicted == 0) {
-      CKPTFS_ASSIGN_OR_RETURN(CleanResult result, CleanOnce(8));
-      cleaned = result.segments;
-      cleaned_total += cleaned;
-    }
+    CKPTFS_ASSIGN_OR_RETURN(Freed freed, MakeRoomOnce());
+    evicted_total += freed.evicted;
+    cleaned_total += freed.cleaned;
     // Tried even when this pass found nothing: the background pass it
     // waited for may have just made the room.
-    ticket = data_->Append(data, len, kUser, coding, placing_pending);
+    ticket = data_->Append(data, len, kUser, coding, placing_promised);
     // Nothing left to evict or worth cleaning: the live data fills the store.
-    if (evicted == 0 && cleaned == 0) break;
+    if (freed.evicted == 0 && freed.cleaned == 0) break;
   }
   // A store that is its tier's cache is full only of what the tier does
   // not hold yet: a user write waits for the drain (as for a slow device)
-  // rather than failing, while the drain keeps publishing. A compressor
-  // placing a promised write never waits here (the writers it serves may).
+  // rather than failing, while the drain keeps publishing. A promised
+  // write never waits here (for a compressor, the writers it serves may).
   const auto deadline = std::chrono::steady_clock::now() + kWaitForTier;
-  while (!ticket.ok() && ticket.status().IsNoSpace() && !placing_pending && evictor_ != nullptr &&
+  while (!ticket.ok() && ticket.status().IsNoSpace() && !placing_promised && evictor_ != nullptr &&
          std::chrono::steady_clock::now() < deadline) {
     // What this burst wrote reaches an image only once it is committed.
     CKPTFS_RETURN_IF_ERROR(journal_->CommitNow());
@@ -97,7 +92,7 @@ Result<DataLog::Ticket> Cleaner::AppendMakingRoom(const char* data, size_t len, 
     CKPTFS_ASSIGN_OR_RETURN(size_t evicted, EvictOnce(8));
     evicted_total += evicted;
     // Either way, the background pass may have made room meanwhile.
-    ticket = data_->Append(data, len, kUser, coding, placing_pending);
+    ticket = data_->Append(data, len, kUser, coding, placing_promised);
     // Then wait, even after evicting: what was given up frees once the
     // reads still using it end, and evicting more meanwhile would empty
     // the cache of what restores are reading.
@@ -115,6 +110,16 @@ Result<DataLog::Ticket> Cleaner::AppendMakingRoom(const char* data, size_t len, 
   return ticket;
 }
 
+Result<Cleaner::Freed> Cleaner::MakeRoomOnce() {
+  Freed freed;
+  CKPTFS_ASSIGN_OR_RETURN(freed.evicted, EvictOnce(8));
+  if (freed.evicted == 0) {
+    CKPTFS_ASSIGN_OR_RETURN(CleanResult result, CleanOnce(8));
+    freed.cleaned = result.segments;
+  }
+  return freed;
+}
+
 Result<size_t> Cleaner::EvictOnce(size_t max_victims) {
   if (evictor_ == nullptr || !evictor_->active()) return 0;
   MutexLock pass(&pass_mu_);
@@ -125,7 +130,8 @@ uint64_t Cleaner::Room() const {
   const SegmentUsage usage = segments_->Usage();
   const uint64_t free_bytes =
       (usage.free - std::min(usage.free, usage.meta_reserved)) * sb_.segment_size;
-  return free_bytes - std::min(free_bytes, usage.pending_reserved_bytes) +
+  const uint64_t promised = usage.pending_reserved_bytes + usage.fallocated_bytes;
+  return free_bytes - std::min(free_bytes, promised) +
          data_->open_buffer_room(DataLog::Stream::kCleaner);
 }
 

@@ -57,12 +57,20 @@ class Cleaner {
   void Start();
   void Stop() { thread_.Stop(); }
 
-  // Appends to the user stream (`placing_pending`: a compressor placing a
-  // write it was promised room for); when the store is full, commits (dead
+  // Appends to the user stream (`placing_promised`: a write room was
+  // promised to, DataLog::Append); when the store is full, commits (dead
   // segments become free only then) and cleans until the bytes fit or
   // nothing is left to clean (NoSpace: the live data fills the store).
   Result<DataLog::Ticket> AppendMakingRoom(const char* data, size_t len, RunCoding coding,
-                                           bool placing_pending);
+                                           bool placing_promised);
+  // One round of making room: gives up segments the tier holds (copying
+  // nothing) or, with none to give, cleans; what it freed. For callers
+  // that need free segments rather than one append (fallocate's promise).
+  struct Freed {
+    size_t evicted = 0;
+    size_t cleaned = 0;
+  };
+  Result<Freed> MakeRoomOnce();
   // Empties up to `max_victims` segments, the emptiest and coldest first.
   Result<CleanResult> CleanOnce(size_t max_victims) EXCLUDES(pass_mu_);
   // Gives up to `max_victims` segments the tier holds to it (Evictor); the

@@ -26,11 +26,18 @@ constexpr uint8_t kMaxCodec = 3;
 // bytes live at `remote_offset()` in the tier's object `remote_object()`,
 // which holds that segment's incarnation at the same offsets. Such addresses
 // are logged like any other and read through the tier.
+//
+// An address with both bits set (kReservedAddress) stands for no stored
+// bytes: space fallocate(2) reserved in a hole. Such a range reads as
+// zeros, counts in st_blocks and holds back free space until a write
+// replaces it (segment/segment_table.h); its length and skip mean nothing.
+// It is logged as a Reserve record (log/record.h), never as an extent.
 struct PhysicalExtent {
   static constexpr uint64_t kPendingBit = 1ull << 63;
   static constexpr uint64_t kRemoteBit = 1ull << 62;
   static constexpr int kRemoteOffsetBits = 32;  // offsets within a segment (<= 1 GiB)
   static constexpr uint64_t kMaxRemoteObject = (1ull << (62 - kRemoteOffsetBits)) - 1;
+  static constexpr uint64_t kReservedAddress = kPendingBit | kRemoteBit;
   static constexpr uint32_t kMaxRunLength = 1 << 20;  // the most file bytes a run holds
   uint64_t addr = 0;
   uint32_t length = 0;
@@ -40,9 +47,12 @@ struct PhysicalExtent {
   bool operator==(const PhysicalExtent&) const = default;
 
   bool compressed() const { return codec != 0; }
-  bool pending() const { return (addr & kPendingBit) != 0; }
+  static PhysicalExtent Reserved() { return PhysicalExtent{.addr = kReservedAddress}; }
+
+  bool pending() const { return (addr & (kPendingBit | kRemoteBit)) == kPendingBit; }
+  bool reserved() const { return addr == kReservedAddress; }
   bool remote() const { return (addr & (kPendingBit | kRemoteBit)) == kRemoteBit; }
-  // Stored in a segment of the local device: neither pending nor remote.
+  // Stored in a segment of the local device: not pending, remote or reserved.
   bool local() const { return (addr & (kPendingBit | kRemoteBit)) == 0; }
   static uint64_t RemoteAddress(uint64_t object, uint64_t offset) {
     return kRemoteBit | object << kRemoteOffsetBits | offset;

@@ -26,6 +26,7 @@ template <> constexpr uint8_t kRecordType<record::NextSegment> = 11;
 template <> constexpr uint8_t kRecordType<record::NextInode> = 12;
 constexpr uint8_t kCompressedWriteExtentType = 13;
 template <> constexpr uint8_t kRecordType<record::PunchHole> = 14;
+template <> constexpr uint8_t kRecordType<record::Reserve> = 15;
 
 // Every alternative has a number of its own, none of them 0 or 13.
 template <size_t... I>
@@ -74,6 +75,7 @@ struct BodyEncoder {
   void operator()(const record::PunchHole& r) {
     e.U64(r.ino); e.U64(r.offset); e.U64(r.length); e.I64(r.time_ns);
   }
+  void operator()(const record::Reserve& r) { e.U64(r.ino); e.U64(r.offset); e.U64(r.length); }
 };
 
 template <typename T>
@@ -135,6 +137,11 @@ bool DecodeBody(Decoder& d, record::NextInode* r) { return d.U64(&r->next); }
 template <>
 bool DecodeBody(Decoder& d, record::PunchHole* r) {
   return d.U64(&r->ino) && d.U64(&r->offset) && d.U64(&r->length) && d.I64(&r->time_ns);
+}
+template <>
+bool DecodeBody(Decoder& d, record::Reserve* r) {
+  return d.U64(&r->ino) && d.U64(&r->offset) && d.U64(&r->length) &&
+         r->length <= UINT64_MAX - r->offset;
 }
 
 // Decodes a body of the alternative whose number is `type`.

@@ -25,6 +25,9 @@
 //                  across a compaction that drops freed inodes)
 //   14 PunchHole   ino u64, offset u64, length u64, time (unmaps the range;
 //                  the size stays)
+//   15 Reserve     ino u64, offset u64, length u64 (fallocate: the holes in
+//                  the range become reserved space, PhysicalExtent::
+//                  Reserved(); mapped bytes stay, and so do size and times)
 // The type numbers are fixed in record.cc (kRecordType), one per struct.
 #pragma once
 
@@ -121,13 +124,19 @@ struct PunchHole {
   uint64_t length;
   int64_t time_ns;
 };
+struct Reserve {
+  uint64_t ino;
+  uint64_t offset;
+  uint64_t length;
+};
 
 }  // namespace record
 
 using Record = std::variant<record::CreateInode, record::Link, record::Unlink, record::Rename,
                             record::SetAttr, record::Truncate, record::WriteExtent,
                             record::SetXattr, record::RemoveXattr, record::FreeInode,
-                            record::NextSegment, record::NextInode, record::PunchHole>;
+                            record::NextSegment, record::NextInode, record::PunchHole,
+                            record::Reserve>;
 
 // Appends the encoding of `r` (type, length, body) to `out`.
 void EncodeRecord(const Record& r, std::string* out);

@@ -82,7 +82,7 @@ std::vector<ExtentPiece> ExtentMap::Lookup(uint64_t offset, uint64_t length) con
       cursor = e_start;
     }
     const uint64_t piece_end = std::min(end, e_end);
-    pieces.push_back({cursor, piece_end - cursor, false, it->second.phys,
+    pieces.push_back({cursor, piece_end - cursor, it->second.phys.reserved(), it->second.phys,
                       static_cast<uint32_t>(it->second.skip + (cursor - e_start))});
     cursor = piece_end;
   }

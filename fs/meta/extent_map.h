@@ -22,7 +22,8 @@ struct MappedExtent {
   bool operator==(const MappedExtent&) const = default;
 };
 
-// One piece of a lookup: either a hole (phys.length == 0) or mapped bytes.
+// One piece of a lookup: a hole or mapped bytes. A hole reads as zeros: it
+// is unmapped, or space fallocate reserved (phys.reserved()).
 struct ExtentPiece {
   uint64_t offset;  // file offset
   uint64_t length;

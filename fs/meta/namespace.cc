@@ -117,6 +117,7 @@ Status Namespace::Apply(const Record& r) {
         else if constexpr (std::is_same_v<T, record::SetAttr>) return ApplySetAttr(rec);
         else if constexpr (std::is_same_v<T, record::Truncate>) return ApplyTruncate(rec);
         else if constexpr (std::is_same_v<T, record::PunchHole>) return ApplyPunchHole(rec);
+        else if constexpr (std::is_same_v<T, record::Reserve>) return ApplyReserve(rec);
         else if constexpr (std::is_same_v<T, record::WriteExtent>) return ApplyWriteExtent(rec);
         else if constexpr (std::is_same_v<T, record::SetXattr>) return ApplySetXattr(rec);
         else if constexpr (std::is_same_v<T, record::RemoveXattr>) return ApplyRemoveXattr(rec);
@@ -260,9 +261,22 @@ Status Namespace::ApplyPunchHole(const record::PunchHole& r) {
   return Status::Ok();
 }
 
+Status Namespace::ApplyReserve(const record::Reserve& r) {
+  CKPTFS_ASSIGN_OR_RETURN(Inode * node, Need(r.ino, "reserve"));
+  if (!node->is_regular()) return Status::Corruption("space reserved for a non-regular inode");
+  const PhysicalExtent reserved = PhysicalExtent::Reserved();
+  for (const ExtentPiece& p : node->extents.Lookup(r.offset, r.length)) {
+    if (!p.hole || p.phys.reserved()) continue;
+    node->extents.Insert(p.offset, MappedExtent{p.length, reserved, 0}, Releaser());
+    space_->Referenced(reserved, p.length);
+  }
+  return Status::Ok();
+}
+
 Status Namespace::ApplyWriteExtent(const record::WriteExtent& r) {
   CKPTFS_ASSIGN_OR_RETURN(Inode * node, Need(r.ino, "write"));
   if (!node->is_regular()) return Status::Corruption("extent on a non-regular inode");
+  if (r.phys.reserved()) return Status::Corruption("extent of reserved space");
   if (static_cast<uint64_t>(r.skip) + r.length > r.phys.logical_length()) {
     return Status::Corruption("extent reaches past its stored run");
   }

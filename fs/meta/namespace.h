@@ -73,6 +73,7 @@ class Namespace {
   Status ApplySetAttr(const record::SetAttr& r);
   Status ApplyTruncate(const record::Truncate& r);
   Status ApplyPunchHole(const record::PunchHole& r);
+  Status ApplyReserve(const record::Reserve& r);
   Status ApplyWriteExtent(const record::WriteExtent& r);
   Status ApplySetXattr(const record::SetXattr& r);
   Status ApplyRemoveXattr(const record::RemoveXattr& r);

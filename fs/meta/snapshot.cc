@@ -32,13 +32,17 @@ void EncodeSnapshot(const Namespace& ns, std::string* out) {
       for (const auto& [offset, e] : n->extents.entries()) {
         // Data still waiting for a compressor is not stored anywhere yet
         // (compaction waits for it; this skips the bytes of a run that failed).
-        if (e.phys.pending()) continue;
+        if (e.phys.pending() || e.phys.reserved()) continue;
         EncodeRecord(record::WriteExtent{n->ino, offset, static_cast<uint32_t>(e.length), e.phys,
                                          e.skip, 0},
                      out);
         mapped_end = offset + e.length;
       }
       if (n->size != mapped_end) EncodeRecord(record::Truncate{n->ino, n->size, n->mtime_ns}, out);
+      // After the size: space reserved past the end of the file stays.
+      for (const auto& [offset, e] : n->extents.entries()) {
+        if (e.phys.reserved()) EncodeRecord(record::Reserve{n->ino, offset, e.length}, out);
+      }
     }
     for (const auto& [name, value] : n->xattrs) {
       EncodeRecord(record::SetXattr{n->ino, name, value, n->ctime_ns}, out);

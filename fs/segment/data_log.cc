@@ -48,10 +48,10 @@ void DataLog::Start() {
 }
 
 Result<DataLog::Ticket> DataLog::Append(const void* data, size_t len, Stream stream,
-                                        RunCoding coding, bool placing_pending) {
+                                        RunCoding coding, bool placing_promised) {
   using Requester = SegmentTable::Requester;
   const Requester who = stream == Stream::kCleaner ? Requester::kCleaner
-                        : placing_pending          ? Requester::kCompressor
+                        : placing_promised         ? Requester::kPromised
                                                    : Requester::kUser;
   if (read_only_) return Status::ReadOnly("data log opened read-only");
   const uint64_t stored = AlignUp(len, kBlockSize);

@@ -107,10 +107,11 @@ class DataLog {
   // `coding` says what the bytes are (already encoded by the caller).
   // NoSpace when no segment can be allocated; IOError after a failed device
   // write (the log then refuses further appends); ReadOnly when read-only.
-  // `placing_pending` says the caller is a compressor placing a write that
-  // space was promised to (SegmentTable::ReservePending).
+  // `placing_promised` says the write is one room was promised to: a
+  // compressor placing a queued write (SegmentTable::ReservePending), or a
+  // write into space fallocate reserved.
   Result<Ticket> Append(const void* data, size_t len, Stream stream = Stream::kUser,
-                        RunCoding coding = {}, bool placing_pending = false);
+                        RunCoding coding = {}, bool placing_promised = false);
 
   // Reads len file bytes starting `skip` bytes into `extent` (decoded bytes
   // for a compressed run), verifying the extent's checksum when it comes

@@ -86,17 +86,18 @@ Result<uint32_t> SegmentTable::TakeFreeLocked(uint32_t keep_free, SegmentState a
   return Status::NoSpace("free count says free, table says none");  // unreachable
 }
 
-uint32_t SegmentTable::PendingReserveSegmentsLocked() const {
-  if (pending_reserved_ == 0) return 0;
+uint32_t SegmentTable::PromisedSegmentsLocked() const {
+  const uint64_t promised = pending_reserved_ + fallocated_;
+  if (promised == 0) return 0;
   // One more than the bytes need: the run may not fit the open buffer's rest.
-  return static_cast<uint32_t>((pending_reserved_ + segment_size_ - 1) / segment_size_) + 1;
+  return static_cast<uint32_t>((promised + segment_size_ - 1) / segment_size_) + 1;
 }
 
 Result<uint32_t> SegmentTable::AllocateData(Requester who) {
   MutexLock lock(&mu_);
   uint32_t keep = meta_reserve_;
   if (who != Requester::kCleaner) keep += clean_reserve_;
-  if (who == Requester::kUser) keep += PendingReserveSegmentsLocked();
+  if (who == Requester::kUser) keep += PromisedSegmentsLocked();
   CKPTFS_ASSIGN_OR_RETURN(uint32_t s, TakeFreeLocked(keep, SegmentState::kData));
   segments_[s].active = true;
   segments_[s].by_cleaner = who == Requester::kCleaner;
@@ -156,6 +157,10 @@ void SegmentTable::RemoveLiveLocked(const PhysicalExtent& phys, uint64_t bytes, 
 void SegmentTable::Referenced(const PhysicalExtent& phys, uint64_t bytes) {
   if (phys.pending()) return;
   MutexLock lock(&mu_);
+  if (phys.reserved()) {
+    fallocated_ += bytes;
+    return;
+  }
   if (phys.remote()) {
     RemoteObject& object = remote_[phys.remote_object()];
     object.refs += bytes;
@@ -176,6 +181,10 @@ void SegmentTable::Referenced(const PhysicalExtent& phys, uint64_t bytes) {
 void SegmentTable::Released(const PhysicalExtent& phys, uint64_t bytes) {
   if (phys.pending()) return;
   MutexLock lock(&mu_);
+  if (phys.reserved()) {
+    fallocated_ -= std::min(fallocated_, bytes);
+    return;
+  }
   if (phys.remote()) {
     auto it = remote_.find(phys.remote_object());
     if (it == remote_.end()) return;
@@ -250,7 +259,7 @@ Status SegmentTable::ReservePending(uint64_t bytes) {
   // As in TakeFreeLocked: a segment the filesystem under a sparse store had
   // no room for cannot keep the promise.
   const uint32_t usable = free_count_ - unprovisioned_count_;
-  if (usable < meta_reserve_ + clean_reserve_ + PendingReserveSegmentsLocked()) {
+  if (usable < meta_reserve_ + clean_reserve_ + PromisedSegmentsLocked()) {
     pending_reserved_ -= bytes;
     return Status::NoSpace("no room to promise to a compressed write");
   }
@@ -301,6 +310,7 @@ SegmentUsage SegmentTable::Usage() const {
   u.reserved = meta_reserve_ + clean_reserve_;
   u.meta_reserved = meta_reserve_;
   u.pending_reserved_bytes = pending_reserved_;
+  u.fallocated_bytes = fallocated_;
   for (const Info& info : segments_) {
     switch (info.state) {
       case SegmentState::kFree: ++u.free; break;

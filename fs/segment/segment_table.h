@@ -38,6 +38,7 @@ struct SegmentUsage {
   uint32_t reserved = 0;  // free segments kept back for the metadata log and the cleaner
   uint32_t meta_reserved = 0;  // the metadata log's part of `reserved`
   uint64_t pending_reserved_bytes = 0;  // promised to writes waiting for a compressor
+  uint64_t fallocated_bytes = 0;  // promised to writes into space fallocate reserved
   uint32_t remote_objects = 0;     // tier objects holding evicted runs still referenced
   uint64_t remote_live_bytes = 0;  // stored bytes of those runs
   uint64_t remote_file_bytes = 0;  // file bytes those references stand for
@@ -65,17 +66,20 @@ class SegmentTable : public SpaceObserver {
   // with no live byte as free.
   void FinishReplay(const std::vector<uint32_t>& meta_segments);
 
-  // Who wants a data segment: each may dip into different reserves.
-  enum class Requester { kUser, kCompressor, kCleaner };
+  // Who wants a data segment: each may dip into different reserves. A
+  // promised write is one room was promised to: a compressor placing a
+  // write it queued, or a write into space fallocate reserved.
+  enum class Requester { kUser, kPromised, kCleaner };
   // A fresh segment for the data log, marked active. NoSpace when only the
   // reserves are left: user writes may not take the cleaner's reserve (so
   // cleaning can always make progress) nor the room promised to writes
-  // waiting for a compressor (so placing them cannot fail), and nothing but
-  // the metadata log may take the metadata reserve (so deleting files never
-  // fails).
+  // waiting for a compressor or to fallocated space (so those cannot fail),
+  // and nothing but the metadata log may take the metadata reserve (so
+  // deleting files never fails).
   Result<uint32_t> AllocateData(Requester who = Requester::kUser);
   // Promises room for `bytes` of a write that a compressor will place
-  // (stored raw at worst); NoSpace when user writes could not take them now.
+  // (stored raw at worst), or that fallocate is about to reserve; NoSpace
+  // when user writes could not take them now.
   Status ReservePending(uint64_t bytes);
   // The write was placed (or dropped): its promise ends.
   void ReleasePending(uint64_t bytes);
@@ -90,6 +94,7 @@ class SegmentTable : public SpaceObserver {
   // its bytes is referenced (its dead parts cannot be reclaimed without
   // decoding it). Pending runs (not yet stored) are ignored. Remote runs
   // (evicted to the tier) count towards their tier object, not a segment.
+  // Reserved space (fallocate) counts towards the room promised to writes.
   void Referenced(const PhysicalExtent& phys, uint64_t bytes) override;
   void Released(const PhysicalExtent& phys, uint64_t bytes) override;
 
@@ -161,7 +166,8 @@ class SegmentTable : public SpaceObserver {
       REQUIRES(mu_);
   // Frees retired segments no pinned read can still be using.
   void ReuseRetiredLocked() REQUIRES(mu_);
-  uint32_t PendingReserveSegmentsLocked() const REQUIRES(mu_);
+  // Segments user writes must leave for the writes room was promised to.
+  uint32_t PromisedSegmentsLocked() const REQUIRES(mu_);
   Result<uint32_t> TakeFreeLocked(uint32_t keep_free, SegmentState as) REQUIRES(mu_);
 
   const uint64_t segment_size_;
@@ -180,6 +186,7 @@ class SegmentTable : public SpaceObserver {
   uint32_t cursor_ GUARDED_BY(mu_) = 0;  // allocation continues after the last segment taken
   uint64_t record_seq_ GUARDED_BY(mu_) = 0;  // the record whose changes are applying now
   uint64_t pending_reserved_ GUARDED_BY(mu_) = 0;  // bytes promised by ReservePending
+  uint64_t fallocated_ GUARDED_BY(mu_) = 0;  // bytes of reserved space referenced
   std::unordered_map<uint64_t, uint64_t> compressed_refs_ GUARDED_BY(mu_);  // by run address
   std::unordered_map<uint64_t, RemoteObject> remote_ GUARDED_BY(mu_);  // by tier object
   uint64_t write_seq_ GUARDED_BY(mu_) = 0;

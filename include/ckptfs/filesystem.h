@@ -65,6 +65,7 @@ struct StoreStats {
   uint64_t live_bytes = 0;  // device bytes of data segments still referenced (physical)
   uint64_t live_file_bytes = 0;  // the file bytes they hold (logical; > live_bytes when compressed)
   uint64_t dead_bytes = 0;  // the rest of the data segments: reclaimable by cleaning
+  uint64_t fallocated_bytes = 0;  // reserved by fallocate, not yet written: held for its writes
   uint64_t inodes = 0;
   uint64_t bytes_written = 0;  // by users
   uint64_t bytes_read = 0;     // by users
@@ -180,11 +181,12 @@ class FileSystem {
   // Makes everything written so far (all files, all metadata) durable.
   virtual Status Sync() = 0;
   // fallocate(2): mode 0 extends the file to offset + length if shorter;
-  // FALLOC_FL_KEEP_SIZE leaves the size; FALLOC_FL_PUNCH_HOLE|KEEP_SIZE and
-  // FALLOC_FL_ZERO_RANGE unmap the range (its space is freed, reads return
-  // zeros). Other modes are NotSupported. No space is reserved: a
-  // log-structured store writes elsewhere every time. `drop_setid`: what
-  // it clears first, as a write does.
+  // FALLOC_FL_KEEP_SIZE leaves the size; both reserve the holes of every
+  // block the range touches (NoSpace when they do not fit), and writes
+  // into reserved space never fail for want of room.
+  // FALLOC_FL_PUNCH_HOLE|KEEP_SIZE and FALLOC_FL_ZERO_RANGE unmap the range
+  // (its space is freed, reads return zeros). Other modes are
+  // NotSupported. `drop_setid`: what it clears first, as a write does.
   virtual Status Fallocate(uint64_t ino, int mode, uint64_t offset, uint64_t length,
                            SetIdDrop drop_setid = SetIdDrop::kNone) = 0;
 

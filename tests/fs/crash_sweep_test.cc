@@ -35,6 +35,7 @@
 // CKPTFS_CRASH_SWEEP_ONLY=k runs the single cut point k (for reproducing a
 // failure; the seed in a failure message is cut + i * 1000003).
 #include <gtest/gtest.h>
+#include <linux/falloc.h>
 #include <linux/fs.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -367,6 +368,10 @@ class Workload {
 
     uint64_t ino = CreateFile(owner, dir_ino, tmp_path, tmp);
     if (!ino) return;
+    const uint64_t variant = key + static_cast<uint64_t>(step) * 7;
+    if (variant % 6 == 3) {  // a writer that reserves first: content stays as written
+      if (!Check(fs_->Fallocate(ino, FALLOC_FL_KEEP_SIZE, 0, 2 << 20, SetIdDrop::kNone))) return;
+    }
     uint64_t size = 0;
     const int pieces = 3 + static_cast<int>(rng() % 7);
     for (int p = 0; p < pieces; ++p) {
@@ -378,7 +383,6 @@ class Workload {
       if (!WriteRange(owner, tmp_path, ino, size, len, Mix(key * 131 + p))) return;
       size += len;
     }
-    const uint64_t variant = key + static_cast<uint64_t>(step) * 7;
     if (variant % 3 == 0) {  // patch a range already written (a header rewrite)
       const size_t len = 4096 + rng() % 8000;
       const uint64_t at = rng() % std::min<uint64_t>(size, 64 << 10);

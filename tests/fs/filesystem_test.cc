@@ -340,6 +340,78 @@ TEST_F(FileSystemTest, FallocateModesPunchZeroAndKeepTheSize) {
   EXPECT_EQ(ReadAll(ino), want);
 }
 
+// fallocate reserves: st_blocks and statfs count the space at once, it
+// survives a remount, and a write into it succeeds when the rest of the
+// store is full; a reservation larger than the free space is refused.
+TEST_F(FileSystemTest, FallocatedSpaceIsHeldForTheWritesIntoIt) {
+  Format(64 << 20);
+  Mount();
+  const auto free_bytes = [&] {
+    const struct statvfs sv = fs_->StatFs();
+    return static_cast<uint64_t>(sv.f_bfree) * sv.f_frsize;
+  };
+  // Two bytes across a block boundary reserve both blocks (generic/568).
+  const uint64_t small = fs_->Create(1, "small", 0644, 0, 0)->st_ino;
+  ASSERT_TRUE(fs_->Fallocate(small, 0, 4095, 2).ok());
+  EXPECT_EQ(fs_->GetAttr(small)->st_size, 4097);
+  EXPECT_EQ(fs_->GetAttr(small)->st_blocks, 16);
+  ASSERT_TRUE(fs_->Write(small, 4095, "ab", 2).ok());
+  EXPECT_EQ(fs_->GetAttr(small)->st_blocks, 16);
+  EXPECT_EQ(ReadAll(small), std::string(4095, '\0') + "ab");
+
+  constexpr uint64_t kReserved = 20 << 20;
+  const uint64_t before = free_bytes();
+  const uint64_t held = fs_->Create(1, "held", 0644, 0, 0)->st_ino;
+  ASSERT_TRUE(fs_->Fallocate(held, FALLOC_FL_KEEP_SIZE, 0, kReserved).ok());
+  EXPECT_EQ(fs_->GetAttr(held)->st_size, 0);
+  EXPECT_EQ(fs_->GetAttr(held)->st_blocks, static_cast<blkcnt_t>(kReserved / 512));
+  EXPECT_LE(free_bytes() + kReserved, before);
+  // Reserving what is reserved already takes nothing more.
+  const uint64_t after = free_bytes();
+  ASSERT_TRUE(fs_->Fallocate(held, FALLOC_FL_KEEP_SIZE, 0, kReserved).ok());
+  EXPECT_EQ(free_bytes(), after);
+  EXPECT_TRUE(fs_->Fallocate(held, FALLOC_FL_KEEP_SIZE, kReserved, 64 << 20).IsNoSpace());
+  Remount();
+  EXPECT_EQ(fs_->GetAttr(held)->st_blocks, static_cast<blkcnt_t>(kReserved / 512));
+  EXPECT_LE(free_bytes() + kReserved, before);
+
+  // Everyone else fills the store...
+  const uint64_t filler = fs_->Create(1, "filler", 0644, 0, 0)->st_ino;
+  const std::string chunk = Random(1 << 20, 11);
+  Status full;
+  for (uint64_t off = 0; full.ok() && off < (64ull << 20); off += chunk.size()) {
+    full = fs_->Write(filler, off, chunk.data(), chunk.size()).status();
+  }
+  ASSERT_TRUE(full.IsNoSpace()) << full.ToString();
+  // ...and the reserved range still takes all of its writes.
+  const std::string data = Random(kReserved, 12);
+  for (uint64_t off = 0; off < kReserved; off += 1 << 20) {
+    auto w = fs_->Write(held, off, data.data() + off, 1 << 20);
+    ASSERT_TRUE(w.ok()) << "at " << off << ": " << w.status().ToString();
+  }
+  EXPECT_EQ(ReadAll(held), data);
+  Remount();
+  EXPECT_EQ(ReadAll(held), data);
+}
+
+// Truncating or punching reserved space gives it back.
+TEST_F(FileSystemTest, TruncateAndPunchReturnReservedSpace) {
+  Format(64 << 20);
+  Mount();
+  const struct statvfs empty = fs_->StatFs();
+  const uint64_t ino = fs_->Create(1, "f", 0644, 0, 0)->st_ino;
+  ASSERT_TRUE(fs_->Fallocate(ino, 0, 0, 16 << 20).ok());
+  EXPECT_LT(fs_->StatFs().f_bfree, empty.f_bfree);
+  ASSERT_TRUE(fs_->Fallocate(ino, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 8 << 20).ok());
+  EXPECT_EQ(fs_->GetAttr(ino)->st_blocks, (8 << 20) / 512);
+  AttrChange c;
+  c.set_size = true;
+  c.size = 0;
+  ASSERT_TRUE(fs_->SetAttr(ino, c).ok());
+  EXPECT_EQ(fs_->GetAttr(ino)->st_blocks, 0);
+  EXPECT_EQ(fs_->StatFs().f_bfree, empty.f_bfree);
+}
+
 TEST_F(FileSystemTest, APunchedHoleFreesItsSpace) {
   Format(64 << 20);
   Mount();

@@ -79,6 +79,8 @@ TEST(FormatGolden, EveryRecordType) {
   EXPECT_EQ(Encoded(record::NextInode{12345}), RecordBytes(12, Bytes().u64(12345)));
   EXPECT_EQ(Encoded(record::PunchHole{5, 4096, 8192, 132}),
             RecordBytes(14, Bytes().u64(5).u64(4096).u64(8192).i64(132)));
+  EXPECT_EQ(Encoded(record::Reserve{5, 4096, 8192}),
+            RecordBytes(15, Bytes().u64(5).u64(4096).u64(8192)));
 }
 
 TEST(FormatGolden, Superblock) {

@@ -24,13 +24,14 @@ std::vector<Record> AllKinds() {
       record::NextSegment{9},
       record::NextInode{12345},
       record::PunchHole{5, 4096, 8192, 132},
+      record::Reserve{5, 4096, 8192},
   };
 }
 
 // The type byte of each record is the format: fixed numbers, whatever the
 // order of the variant in record.h.
 TEST(Record, TypeNumbersArePinned) {
-  const uint8_t want[] = {1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14};
+  const uint8_t want[] = {1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15};
   auto kinds = AllKinds();
   ASSERT_EQ(kinds.size(), sizeof want);
   for (size_t i = 0; i < kinds.size(); ++i) {

@@ -121,7 +121,7 @@ TEST_F(SegmentTableTest, EachRequesterStopsAtItsReserve) {
   // User writes leave both reserves.
   EXPECT_EQ(AllocateAll(SegmentTable::Requester::kUser), free - kReserved);
   // So do compressors (nothing is promised to them now).
-  EXPECT_EQ(AllocateAll(SegmentTable::Requester::kCompressor), 0u);
+  EXPECT_EQ(AllocateAll(SegmentTable::Requester::kPromised), 0u);
   // The cleaner may take its own reserve, not the metadata log's.
   EXPECT_EQ(AllocateAll(SegmentTable::Requester::kCleaner), 2u);
   // The metadata log may take everything.
@@ -154,7 +154,22 @@ TEST_F(SegmentTableTest, PendingReservationKeepsRoomFromUserWrites) {
   const uint32_t free = kSegments - 1;
   EXPECT_EQ(AllocateAll(SegmentTable::Requester::kUser), free - kReserved - 2);
   // What was promised is there for the compressor.
-  EXPECT_EQ(AllocateAll(SegmentTable::Requester::kCompressor), 2u);
+  EXPECT_EQ(AllocateAll(SegmentTable::Requester::kPromised), 2u);
+}
+
+TEST_F(SegmentTableTest, FallocatedSpaceIsPromisedToTheWritesIntoIt) {
+  // Reserved extents are referenced like data, but hold room, not bytes.
+  const PhysicalExtent reserved = PhysicalExtent::Reserved();
+  table_.Referenced(reserved, kSegmentSize + 4096);
+  EXPECT_EQ(table_.Usage().fallocated_bytes, kSegmentSize + 4096);
+  EXPECT_EQ(table_.Usage().live_bytes, 0u);
+  // Another promise fails once it would eat into the reservation.
+  EXPECT_TRUE(table_.ReservePending((kSegments - 1 - kReserved - 2) * kSegmentSize).IsNoSpace());
+  const uint32_t free = kSegments - 1;
+  EXPECT_EQ(AllocateAll(SegmentTable::Requester::kUser), free - kReserved - 3);
+  EXPECT_EQ(AllocateAll(SegmentTable::Requester::kPromised), 3u);
+  table_.Released(reserved, kSegmentSize + 4096);
+  EXPECT_EQ(table_.Usage().fallocated_bytes, 0u);
 }
 
 TEST_F(SegmentTableTest, ReleasedReservationGoesBackToUserWrites) {

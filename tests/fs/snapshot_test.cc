@@ -53,6 +53,9 @@ TEST(Snapshot, ReplayRebuildsTheSameNamespace) {
   apply(record::WriteExtent{3, 0, 8192, PhysicalExtent{1 << 20, 8192, 7}, 0, 16});
   apply(record::WriteExtent{3, 4096, 100, PhysicalExtent{2 << 20, 4096, 8}, 50, 17});
   apply(record::Truncate{3, 100000, 18});
+  // fallocate: reserved space inside the file, around data, and past its end
+  apply(record::Reserve{3, 4096, 20480});
+  apply(record::Reserve{3, 200000, 8192});
   apply(record::SetXattr{3, "user.k", "v", 19});
   apply(record::CreateInode{4, S_IFLNK | 0777, 0, 0, 0, 20, "dir/file"});
   apply(record::Link{1, "sym", 4, 21});

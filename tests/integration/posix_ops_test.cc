@@ -308,6 +308,43 @@ TEST_F(PosixOpsTest, FallocateExtendsTheFile) {
   close(fd);
 }
 
+// fallocate reserves whole blocks (generic/568): st_blocks and statfs count
+// them at once, and writing into them takes no more space.
+TEST_F(PosixOpsTest, FallocateReservesTheBlocksItCovers) {
+  int fd = open(P("reserved").c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(fallocate(fd, 0, 4095, 2), 0);
+  struct stat st;
+  ASSERT_EQ(fstat(fd, &st), 0);
+  EXPECT_EQ(st.st_size, 4097);
+  EXPECT_EQ(st.st_blocks, 16);
+  ASSERT_EQ(pwrite(fd, "ab", 2, 4095), 2);
+  ASSERT_EQ(fsync(fd), 0);
+  ASSERT_EQ(fstat(fd, &st), 0);
+  EXPECT_EQ(st.st_blocks, 16);
+  char got[3] = {};
+  ASSERT_EQ(pread(fd, got, 3, 4094), 3);
+  EXPECT_EQ(std::string(got, 3), std::string("\0ab", 3));
+  close(fd);
+
+  struct statvfs before, after;
+  ASSERT_EQ(statvfs(store_.mountpoint().c_str(), &before), 0);
+  fd = open(P("held").c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 32 << 20), 0);
+  ASSERT_EQ(fstat(fd, &st), 0);
+  EXPECT_EQ(st.st_size, 0);
+  EXPECT_EQ(st.st_blocks, (32 << 20) / 512);
+  ASSERT_EQ(statvfs(store_.mountpoint().c_str(), &after), 0);
+  EXPECT_LE((after.f_bfree + (32u << 20) / after.f_frsize), before.f_bfree);
+  // More than the store holds is refused, and reserves nothing.
+  EXPECT_EQ(fallocate(fd, FALLOC_FL_KEEP_SIZE, 32 << 20, 1ll << 40), -1);
+  EXPECT_EQ(errno, ENOSPC);
+  ASSERT_EQ(fstat(fd, &st), 0);
+  EXPECT_EQ(st.st_blocks, (32 << 20) / 512);
+  close(fd);
+}
+
 TEST_F(PosixOpsTest, MmapReadSeesTheWrittenBytes) {
   std::string data = Random((7 << 20) + 123, 4);
   ASSERT_TRUE(WriteFile(P("array.npy"), data, true));
