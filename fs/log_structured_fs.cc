@@ -360,6 +360,78 @@ Status LogStructuredFs::Fallocate(uint64_t ino, int mode, uint64_t offset, uint6
   }
 }
 
+Result<size_t> LogStructuredFs::CopyRange(uint64_t in, uint64_t in_offset, uint64_t out,
+                                          uint64_t out_offset, size_t length,
+                                          SetIdDrop drop_setid) {
+  CKPTFS_RETURN_IF_ERROR(journal_.CheckWritable());
+  if (in_offset + length < in_offset || out_offset + length < out_offset) {
+    return Status::Invalid("copy range past the largest offset");
+  }
+  // A slice at a time, so a copy of a whole checkpoint does not hold the
+  // namespace lock (and every reader) for all its records at once.
+  constexpr uint64_t kSlice = 64 << 20;
+  uint64_t done = 0;
+  while (done < length) {
+    CKPTFS_ASSIGN_OR_RETURN(
+        uint64_t n, CopySlice(in, in_offset + done, out, out_offset + done,
+                              std::min<uint64_t>(kSlice, length - done),
+                              done == 0 ? drop_setid : SetIdDrop::kNone));
+    if (n == 0) break;  // the end of the source
+    done += n;
+  }
+  bytes_copied_.fetch_add(done);
+  return static_cast<size_t>(done);
+}
+
+Result<uint64_t> LogStructuredFs::CopySlice(uint64_t in, uint64_t in_offset, uint64_t out,
+                                            uint64_t out_offset, uint64_t length,
+                                            SetIdDrop drop_setid) {
+  // Bytes still waiting for a compressor are stored nowhere yet: the copy
+  // waits for them to be placed (a write racing it may queue more: again).
+  for (int attempt = 0;; ++attempt) {
+    WriterLock lock(journal_.mu());
+    const Inode* src = journal_.ns().Find(in);
+    const Inode* dst = journal_.ns().Find(out);
+    if (!src || !dst) return Status::NotFound("no inode " + std::to_string(src ? out : in));
+    if (!src->is_regular() || !dst->is_regular()) {
+      return Status::Invalid("copy between non-regular files");
+    }
+    if (in_offset >= src->size) return uint64_t{0};
+    const uint64_t n = std::min<uint64_t>(length, src->size - in_offset);
+    if (in == out && in_offset < out_offset + n && out_offset < in_offset + n) {
+      return Status::Invalid("copy between overlapping ranges of one file");
+    }
+    std::vector<ExtentPiece> pieces = src->extents.Lookup(in_offset, n);
+    const bool pending = std::any_of(pieces.begin(), pieces.end(), [](const ExtentPiece& p) {
+      return !p.hole && p.phys.pending();
+    });
+    if (pending && attempt < 16) {
+      lock.Unlock();
+      pipeline_.WaitPlaced();
+      continue;
+    }
+    if (pending) return Status::Busy("copy source keeps being rewritten");
+    CKPTFS_RETURN_IF_ERROR(DropSetIdBits(out, drop_setid));
+    const int64_t now = NowNs();
+    // One record per source extent: the copy references the same runs (the
+    // segment table counts shared bytes once) and the holes stay holes.
+    for (const ExtentPiece& p : pieces) {
+      const uint64_t at = out_offset + (p.offset - in_offset);
+      if (p.hole) {
+        CKPTFS_RETURN_IF_ERROR(journal_.Apply(record::PunchHole{out, at, p.length, now}));
+      } else {
+        CKPTFS_RETURN_IF_ERROR(journal_.Apply(
+            record::WriteExtent{out, at, static_cast<uint32_t>(p.length), p.phys, p.skip,
+                                options_.writes_set_mtime ? now : 0}));
+      }
+    }
+    if (dst->size < out_offset + n) {
+      CKPTFS_RETURN_IF_ERROR(journal_.Apply(record::Truncate{out, out_offset + n, now}));
+    }
+    return n;
+  }
+}
+
 struct statvfs LogStructuredFs::StatFs() {
   size_t inodes;
   {
@@ -416,6 +488,8 @@ StoreStats LogStructuredFs::Stats() {
     s.inodes = journal_.ns().inode_count();
   }
   s.bytes_written = bytes_written_.load();
+  s.bytes_copied = bytes_copied_.load();
+  s.shared_bytes = u.shared_bytes;
   s.bytes_read = bytes_read_.load();
   s.read_errors = read_errors_.load();
   s.data_device_bytes = d.device_bytes_written;

@@ -83,6 +83,8 @@ class LogStructuredFs : public FileSystem {
   Status Sync() override;
   Status Fallocate(uint64_t ino, int mode, uint64_t offset, uint64_t length,
                    SetIdDrop drop_setid) override;
+  Result<size_t> CopyRange(uint64_t in, uint64_t in_offset, uint64_t out, uint64_t out_offset,
+                           size_t length, SetIdDrop drop_setid) override;
   Status ReadDir(uint64_t ino, uint64_t cookie, bool plus, const DirFiller& fill) override;
   Status SetXattr(uint64_t ino, std::string_view name, std::string_view value, int flags) override;
   Result<std::string> GetXattr(uint64_t ino, std::string_view name) override;
@@ -110,6 +112,10 @@ class LogStructuredFs : public FileSystem {
       REQUIRES_SHARED(journal_.mu());
   // A new file or directory in `parent` inherits its compression xattr.
   Status InheritCompression(const Inode& parent, uint64_t child) REQUIRES(journal_.mu());
+  // CopyRange's work on at most `length` bytes under one hold of the
+  // namespace lock; the bytes copied, 0 at the end of `in`.
+  Result<uint64_t> CopySlice(uint64_t in, uint64_t in_offset, uint64_t out, uint64_t out_offset,
+                             uint64_t length, SetIdDrop drop_setid) EXCLUDES(journal_.mu());
   // Appends a user write raw, making room when the store is full;
   // `into_reserved`: all of it replaces space fallocate reserved, whose
   // promised room it may take.
@@ -161,6 +167,7 @@ class LogStructuredFs : public FileSystem {
   bool closed_ GUARDED_BY(lifecycle_mu_) = false;
 
   std::atomic<uint64_t> bytes_written_{0};
+  std::atomic<uint64_t> bytes_copied_{0};
   std::atomic<uint64_t> bytes_read_{0};
   std::atomic<unsigned> reads_in_flight_{0};  // in ReadInto now; counted when prefetcher_
   std::atomic<uint64_t> read_errors_{0};

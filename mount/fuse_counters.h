@@ -13,7 +13,7 @@ enum class FuseOp : int {
   kLookup, kForget, kGetAttr, kSetAttr, kReadLink, kMknod, kMkdir, kUnlink, kRmdir, kSymlink,
   kRename, kLink, kOpen, kCreate, kRead, kWrite, kFlush, kRelease, kFsync, kOpenDir, kReadDir,
   kReadDirPlus, kReleaseDir, kFsyncDir, kStatFs, kSetXattr, kGetXattr, kListXattr, kRemoveXattr,
-  kFallocate, kBatchForget, kCount
+  kFallocate, kBatchForget, kCopyFileRange, kCount
 };
 
 const char* FuseOpName(FuseOp op);

@@ -541,6 +541,24 @@ void Fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t len
   });
 }
 
+// A copy within the mount shares the source's stored runs (no data is
+// written). The kernel has written back both ranges' dirty pages before
+// sending it and drops the destination's cached pages after the reply.
+void CopyFileRange(fuse_req_t req, fuse_ino_t in, off_t in_offset, fuse_file_info*,
+                   fuse_ino_t out, off_t out_offset, fuse_file_info*, size_t length, int flags) {
+  Guard(req, FuseOp::kCopyFileRange, [&] {
+    if (flags != 0) return ReplyStatus(req, Status::Invalid("copy_file_range flags"));
+    // Like a write: the destination's set-id bits go unless the caller
+    // holds CAP_FSETID.
+    const SetIdClearing clearing = SetIdClearingFor(req, out, !CallerHasCapFsetid(req));
+    auto r = Fs(req).CopyRange(in, static_cast<uint64_t>(in_offset), out,
+                               static_cast<uint64_t>(out_offset), length, clearing.drop);
+    if (!r.ok()) return ReplyStatus(req, r.status());
+    if (clearing.mode_may_change) InvalidateInKernel(req, out);
+    fuse_reply_write(req, *r);
+  });
+}
+
 }  // namespace
 
 fuse_lowlevel_ops MakeFuseOperations() {
@@ -577,6 +595,7 @@ fuse_lowlevel_ops MakeFuseOperations() {
   ops.listxattr = ListXattr;
   ops.removexattr = RemoveXattr;
   ops.fallocate = Fallocate;
+  ops.copy_file_range = CopyFileRange;
   return ops;
 }
 

@@ -50,6 +50,8 @@ std::vector<Field> StoreFields(const StoreStats& s) {
           {"live_file_bytes", s.live_file_bytes},
           {"dead_bytes", s.dead_bytes},
           {"fallocated_bytes", s.fallocated_bytes},
+          {"shared_bytes", s.shared_bytes},
+          {"bytes_copied", s.bytes_copied},
           {"inodes", s.inodes},
           {"compressed_runs", s.compressed_runs},
           {"compress_raw_runs", s.compress_raw_runs},
@@ -210,7 +212,8 @@ const char* FuseOpName(FuseOp op) {
       "lookup", "forget", "getattr", "setattr", "readlink", "mknod", "mkdir", "unlink",
       "rmdir", "symlink", "rename", "link", "open", "create", "read", "write",
       "flush", "release", "fsync", "opendir", "readdir", "readdirplus", "releasedir", "fsyncdir",
-      "statfs", "setxattr", "getxattr", "listxattr", "removexattr", "fallocate", "batch_forget"};
+      "statfs", "setxattr", "getxattr", "listxattr", "removexattr", "fallocate", "batch_forget",
+      "copy_file_range"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<int>(FuseOp::kCount));
   return kNames[static_cast<int>(op)];
 }

@@ -212,6 +212,39 @@ Result<CleanResult> Cleaner::Evacuate(const std::vector<uint32_t>& victims, bool
     return a.phys.addr != b.phys.addr ? a.phys.addr < b.phys.addr : a.skip < b.skip;
   });
 
+  // Which stored bytes each move copies. A compressed run that is mostly
+  // live moves whole and still encoded: one copy serves every move out of
+  // it. Otherwise the copy is the span of the run that this move's
+  // reference and those overlapping it cover: references sharing bytes
+  // (copy_file_range) share the copy too, so cleaning keeps a copy free,
+  // while the dead bytes between unshared pieces are left behind. Moves
+  // are in device order, so a span's moves are adjacent.
+  struct Span {
+    bool whole_run;
+    uint32_t from, end;  // decoded bytes of the run (whole_run: all of it)
+  };
+  std::vector<Span> spans(moves.size());
+  for (size_t i = 0; i < moves.size(); ++i) {
+    const Move& m = moves[i];
+    const bool whole_run =
+        m.phys.compressed() && 2 * segments_->CompressedRunRefs(m.phys) >= m.phys.raw_length;
+    const uint32_t end = static_cast<uint32_t>(m.skip + m.length);
+    if (i > 0 && !whole_run && !spans[i - 1].whole_run && moves[i - 1].phys == m.phys &&
+        m.skip < spans[i - 1].end) {
+      spans[i] = spans[i - 1];  // overlaps the span so far
+      spans[i].end = std::max(spans[i].end, end);
+    } else {
+      spans[i] = whole_run ? Span{true, 0, m.phys.logical_length()} : Span{false, m.skip, end};
+    }
+  }
+  // A span grown by a later move reaches back to its first one.
+  for (size_t i = moves.size(); i-- > 1;) {
+    if (!spans[i].whole_run && moves[i - 1].phys == moves[i].phys &&
+        spans[i - 1].from == spans[i].from) {
+      spans[i - 1].end = spans[i].end;
+    }
+  }
+
   std::unique_ptr<ExtentEncoder> encoder;
   std::vector<char> encoded;
   uint64_t moved = 0;         // file bytes re-pointed
@@ -219,19 +252,16 @@ Result<CleanResult> Cleaner::Evacuate(const std::vector<uint32_t>& victims, bool
   bool out_of_room = false;
   bool unmoved = false;  // a live piece could not be read
   std::string buf;
-  // A compressed run that is mostly live moves whole and still encoded: one
-  // copy serves every move out of it. One that is mostly dead has its live
-  // pieces moved decoded (raw), so its dead bytes are reclaimed.
-  std::optional<DataLog::Ticket> run_copy;
-  PhysicalExtent run_copied_from;
-  for (const Move& m : moves) {
-    const bool whole_run =
-        m.phys.compressed() && 2 * segments_->CompressedRunRefs(m.phys) >= m.phys.raw_length;
-    // Moves are in device order, so a run's moves are adjacent; its ticket
-    // goes as soon as they are done (a held ticket keeps a buffer unflushed).
-    if (run_copy && !(whole_run && run_copied_from == m.phys)) run_copy.reset();
-    std::optional<DataLog::Ticket> piece_copy;
-    if (!whole_run || !run_copy) {
+  // The copy the current span's moves are re-pointed at; its ticket goes as
+  // soon as they are done (a held ticket keeps a buffer unflushed).
+  std::optional<DataLog::Ticket> copy;
+  PhysicalExtent copied_run;
+  uint32_t copied_from = 0;
+  for (size_t i = 0; i < moves.size(); ++i) {
+    const Move& m = moves[i];
+    const Span& span = spans[i];
+    if (copy && !(copied_run == m.phys && copied_from == span.from)) copy.reset();
+    if (!copy) {
       Status s;
       {
         // As a user read does: the range is checked and its segment pinned
@@ -241,11 +271,11 @@ Result<CleanResult> Cleaner::Evacuate(const std::vector<uint32_t>& victims, bool
         if (!journal_->ns().StillMaps(m)) continue;
         ReadPins::Pin pin = segments_->PinForRead();
         lock.Unlock();
-        if (whole_run) {
+        if (span.whole_run) {
           s = data_->ReadStored(m.phys, &buf);
         } else {
-          buf.resize(m.length);
-          s = data_->Read(m.phys, m.skip, buf.data(), m.length);
+          buf.resize(span.end - span.from);
+          s = data_->Read(m.phys, span.from, buf.data(), buf.size());
         }
       }
       if (!s.ok()) {
@@ -256,11 +286,12 @@ Result<CleanResult> Cleaner::Evacuate(const std::vector<uint32_t>& victims, bool
                      s.ToString());
         continue;
       }
-      RunCoding coding = whole_run ? RunCoding{m.phys.codec, m.phys.raw_length} : RunCoding{};
+      RunCoding coding =
+          span.whole_run ? RunCoding{m.phys.codec, m.phys.raw_length} : RunCoding{};
       const char* bytes = buf.data();
       size_t size = buf.size();
-      // A raw piece, or the decoded live part of a mostly dead run.
-      if (!whole_run && m.recompress.enabled) {
+      // A raw span, or the decoded live part of a mostly dead run.
+      if (!span.whole_run && m.recompress.enabled) {
         if (!encoder) encoder = std::make_unique<ExtentEncoder>();
         const Codec codec = encoder->Encode(m.recompress, buf.data(), buf.size(), &encoded);
         if (codec != Codec::kRaw) {
@@ -276,28 +307,22 @@ Result<CleanResult> Cleaner::Evacuate(const std::vector<uint32_t>& victims, bool
         break;  // the cleaner's reserve is used up; commit what moved so far
       }
       stored_moved += size;
-      if (whole_run) {
-        run_copy = std::move(*ticket);
-        run_copied_from = m.phys;
-      } else {
-        piece_copy = std::move(*ticket);
-      }
+      copy = std::move(*ticket);
+      copied_run = m.phys;
+      copied_from = span.from;
     }
-    const DataLog::Ticket& copy = whole_run ? *run_copy : *piece_copy;
     {
       WriterLock lock(journal_->mu());
       if (journal_->ns().StillMaps(m)) {
-        // A raw piece was copied alone, so it starts the copy; a compressed
-        // one keeps its place in the decoded run.
-        CKPTFS_RETURN_IF_ERROR(journal_->Apply(record::WriteExtent{m.ino, m.offset,
-                                                          static_cast<uint32_t>(m.length),
-                                                          copy.extent(), whole_run ? m.skip : 0,
-                                                          0}));
+        // The move keeps its place within what was copied.
+        CKPTFS_RETURN_IF_ERROR(journal_->Apply(record::WriteExtent{
+            m.ino, m.offset, static_cast<uint32_t>(m.length), copy->extent(),
+            m.skip - span.from, 0}));
         moved += m.length;
       }
     }
   }
-  run_copy.reset();
+  copy.reset();
   bytes_moved_.fetch_add(stored_moved);
   if (encoder) tally_->AddSince(encoder->stats(), EncoderStats{});
   segments_cleaned_.fetch_add(victims.size());

@@ -34,7 +34,9 @@ void ExtentMap::Punch(uint64_t start, uint64_t end, const ReleaseFn& release) {
     it = Remove(it);
     const uint64_t cut_start = std::max(start, e_start);
     const uint64_t cut_end = std::min(end, e_end);
-    if (release) release(e.phys, cut_end - cut_start);
+    if (release) {
+      release(e.phys, static_cast<uint32_t>(e.skip + (cut_start - e_start)), cut_end - cut_start);
+    }
     if (e_start < cut_start) {  // keep the head
       MappedExtent head = e;
       head.length = cut_start - e_start;

@@ -34,8 +34,9 @@ struct ExtentPiece {
 
 class ExtentMap {
  public:
-  // Told about every mapped byte range that stops being referenced.
-  using ReleaseFn = std::function<void(const PhysicalExtent& phys, uint64_t bytes)>;
+  // Told about every mapped byte range that stops being referenced: `bytes`
+  // from `skip` bytes into `phys`.
+  using ReleaseFn = std::function<void(const PhysicalExtent& phys, uint32_t skip, uint64_t bytes)>;
 
   // Maps [offset, offset + extent.length). `release` sees what it displaces.
   void Insert(uint64_t offset, const MappedExtent& extent, const ReleaseFn& release);

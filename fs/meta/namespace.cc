@@ -79,7 +79,9 @@ Result<Inode*> Namespace::NeedDir(uint64_t ino, const char* what) {
 }
 
 ExtentMap::ReleaseFn Namespace::Releaser() {
-  return [this](const PhysicalExtent& phys, uint64_t bytes) { space_->Released(phys, bytes); };
+  return [this](const PhysicalExtent& phys, uint32_t skip, uint64_t bytes) {
+    space_->Released(phys, skip, bytes);
+  };
 }
 
 void Namespace::AddEntry(Inode* dir, const std::string& name, uint64_t ino) {
@@ -268,7 +270,7 @@ Status Namespace::ApplyReserve(const record::Reserve& r) {
   for (const ExtentPiece& p : node->extents.Lookup(r.offset, r.length)) {
     if (!p.hole || p.phys.reserved()) continue;
     node->extents.Insert(p.offset, MappedExtent{p.length, reserved, 0}, Releaser());
-    space_->Referenced(reserved, p.length);
+    space_->Referenced(reserved, 0, p.length);
   }
   return Status::Ok();
 }
@@ -281,7 +283,7 @@ Status Namespace::ApplyWriteExtent(const record::WriteExtent& r) {
     return Status::Corruption("extent reaches past its stored run");
   }
   node->extents.Insert(r.offset, MappedExtent{r.length, r.phys, r.skip}, Releaser());
-  space_->Referenced(r.phys, r.length);
+  space_->Referenced(r.phys, r.skip, r.length);
   node->size = std::max(node->size, r.offset + r.length);
   if (r.mtime_ns != 0) node->mtime_ns = node->ctime_ns = r.mtime_ns;
   return Status::Ok();

@@ -134,17 +134,19 @@ void SegmentTable::MaybeRetireLocked(uint32_t segment) {
   }
 }
 
-void SegmentTable::AddLiveLocked(const PhysicalExtent& phys, uint64_t bytes, uint64_t* live) {
+void SegmentTable::AddLiveLocked(const PhysicalExtent& phys, uint32_t skip, uint64_t bytes,
+                                 uint64_t* live) {
   if (!phys.compressed()) {
-    *live += bytes;
+    *live += raw_refs_.Add(phys.addr + skip, bytes);
   } else if (uint64_t& run = compressed_refs_[phys.addr]; (run += bytes) == bytes) {
     *live += phys.length;  // the run's first reference
   }
 }
 
-void SegmentTable::RemoveLiveLocked(const PhysicalExtent& phys, uint64_t bytes, uint64_t* live) {
+void SegmentTable::RemoveLiveLocked(const PhysicalExtent& phys, uint32_t skip, uint64_t bytes,
+                                    uint64_t* live) {
   if (!phys.compressed()) {
-    *live -= std::min(*live, bytes);
+    *live -= std::min(*live, raw_refs_.Remove(phys.addr + skip, bytes));
   } else if (auto it = compressed_refs_.find(phys.addr); it != compressed_refs_.end()) {
     it->second -= std::min(it->second, bytes);
     if (it->second == 0) {  // the run's last reference
@@ -154,7 +156,7 @@ void SegmentTable::RemoveLiveLocked(const PhysicalExtent& phys, uint64_t bytes, 
   }
 }
 
-void SegmentTable::Referenced(const PhysicalExtent& phys, uint64_t bytes) {
+void SegmentTable::Referenced(const PhysicalExtent& phys, uint32_t skip, uint64_t bytes) {
   if (phys.pending()) return;
   MutexLock lock(&mu_);
   if (phys.reserved()) {
@@ -164,12 +166,12 @@ void SegmentTable::Referenced(const PhysicalExtent& phys, uint64_t bytes) {
   if (phys.remote()) {
     RemoteObject& object = remote_[phys.remote_object()];
     object.refs += bytes;
-    AddLiveLocked(phys, bytes, &object.live);
+    AddLiveLocked(phys, skip, bytes, &object.live);
     return;
   }
   Info& info = segments_[SegmentOf(phys.addr)];
   info.refs += bytes;
-  AddLiveLocked(phys, bytes, &info.live);
+  AddLiveLocked(phys, skip, bytes, &info.live);
   // A reference revives a segment that was waiting to be freed (replay of a
   // later write into the same incarnation).
   if (info.pending_free) --pending_free_count_;
@@ -178,7 +180,7 @@ void SegmentTable::Referenced(const PhysicalExtent& phys, uint64_t bytes) {
   info.retired_epoch = 0;
 }
 
-void SegmentTable::Released(const PhysicalExtent& phys, uint64_t bytes) {
+void SegmentTable::Released(const PhysicalExtent& phys, uint32_t skip, uint64_t bytes) {
   if (phys.pending()) return;
   MutexLock lock(&mu_);
   if (phys.reserved()) {
@@ -190,14 +192,14 @@ void SegmentTable::Released(const PhysicalExtent& phys, uint64_t bytes) {
     if (it == remote_.end()) return;
     RemoteObject& object = it->second;
     object.refs -= std::min(object.refs, bytes);
-    RemoveLiveLocked(phys, bytes, &object.live);
+    RemoveLiveLocked(phys, skip, bytes, &object.live);
     if (object.refs == 0) object.died_seq = record_seq_;
     return;
   }
   uint32_t s = SegmentOf(phys.addr);
   Info& info = segments_[s];
   info.refs -= std::min(info.refs, bytes);
-  RemoveLiveLocked(phys, bytes, &info.live);
+  RemoveLiveLocked(phys, skip, bytes, &info.live);
   MaybeRetireLocked(s);
 }
 
@@ -311,6 +313,7 @@ SegmentUsage SegmentTable::Usage() const {
   u.meta_reserved = meta_reserve_;
   u.pending_reserved_bytes = pending_reserved_;
   u.fallocated_bytes = fallocated_;
+  u.shared_bytes = raw_refs_.SharedBytes();
   for (const Info& info : segments_) {
     switch (info.state) {
       case SegmentState::kFree: ++u.free; break;

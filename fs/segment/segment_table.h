@@ -20,6 +20,7 @@
 #include "ckptfs/status.h"
 #include "format/superblock.h"
 #include "meta/space_observer.h"
+#include "segment/range_refs.h"
 #include "segment/read_pins.h"
 #include "util/mutex.h"
 
@@ -34,6 +35,7 @@ struct SegmentUsage {
   uint32_t meta = 0;
   uint32_t pending_free = 0;  // dead, waiting for a commit or for reads of them to end
   uint64_t live_bytes = 0;     // stored bytes still referenced (a compressed run counts whole)
+  uint64_t shared_bytes = 0;   // raw stored bytes more than one reference shares (copies)
   uint64_t live_file_bytes = 0;  // file bytes those references stand for
   uint32_t reserved = 0;  // free segments kept back for the metadata log and the cleaner
   uint32_t meta_reserved = 0;  // the metadata log's part of `reserved`
@@ -90,13 +92,14 @@ class SegmentTable : public SpaceObserver {
   // The data log no longer buffers `segment`.
   void Deactivate(uint32_t segment);
 
-  // `bytes` are file bytes. A compressed run is live, whole, while any of
-  // its bytes is referenced (its dead parts cannot be reclaimed without
-  // decoding it). Pending runs (not yet stored) are ignored. Remote runs
+  // `bytes` are file bytes. A raw run's live bytes are those at least one
+  // reference covers, counted once however many files share them
+  // (RangeRefs). A compressed run is live, whole, while any of its bytes is
+  // referenced (its dead parts cannot be reclaimed without decoding it). Pending runs (not yet stored) are ignored. Remote runs
   // (evicted to the tier) count towards their tier object, not a segment.
   // Reserved space (fallocate) counts towards the room promised to writes.
-  void Referenced(const PhysicalExtent& phys, uint64_t bytes) override;
-  void Released(const PhysicalExtent& phys, uint64_t bytes) override;
+  void Referenced(const PhysicalExtent& phys, uint32_t skip, uint64_t bytes) override;
+  void Released(const PhysicalExtent& phys, uint32_t skip, uint64_t bytes) override;
 
   // Reference changes from now on come from the log record numbered `seq`
   // (PendingLog): a segment they empty waits for that record to be durable.
@@ -158,12 +161,14 @@ class SegmentTable : public SpaceObserver {
     uint64_t died_seq = 0;  // meaningful once refs == 0
   };
   void MaybeRetireLocked(uint32_t segment) REQUIRES(mu_);
-  // Adds or removes `bytes` file bytes of `phys` to `*live`, the stored
-  // bytes of the run's segment or tier object: all of a raw reference, a
-  // compressed run's whole length with its first reference or its last.
-  void AddLiveLocked(const PhysicalExtent& phys, uint64_t bytes, uint64_t* live) REQUIRES(mu_);
-  void RemoveLiveLocked(const PhysicalExtent& phys, uint64_t bytes, uint64_t* live)
+  // Adds or removes a reference of `bytes` file bytes from `skip` into
+  // `phys` to `*live`, the stored bytes of the run's segment or tier
+  // object: the bytes of a raw reference no other one covers, a compressed
+  // run's whole length with its first reference or its last.
+  void AddLiveLocked(const PhysicalExtent& phys, uint32_t skip, uint64_t bytes, uint64_t* live)
       REQUIRES(mu_);
+  void RemoveLiveLocked(const PhysicalExtent& phys, uint32_t skip, uint64_t bytes,
+                        uint64_t* live) REQUIRES(mu_);
   // Frees retired segments no pinned read can still be using.
   void ReuseRetiredLocked() REQUIRES(mu_);
   // Segments user writes must leave for the writes room was promised to.
@@ -188,6 +193,7 @@ class SegmentTable : public SpaceObserver {
   uint64_t pending_reserved_ GUARDED_BY(mu_) = 0;  // bytes promised by ReservePending
   uint64_t fallocated_ GUARDED_BY(mu_) = 0;  // bytes of reserved space referenced
   std::unordered_map<uint64_t, uint64_t> compressed_refs_ GUARDED_BY(mu_);  // by run address
+  RangeRefs raw_refs_ GUARDED_BY(mu_);  // raw runs' referenced bytes, by device (or tier) address
   std::unordered_map<uint64_t, RemoteObject> remote_ GUARDED_BY(mu_);  // by tier object
   uint64_t write_seq_ GUARDED_BY(mu_) = 0;
   uint32_t unprovisioned_count_ GUARDED_BY(mu_) = 0;  // free segments marked unprovisioned

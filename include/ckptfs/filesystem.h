@@ -68,6 +68,8 @@ struct StoreStats {
   uint64_t fallocated_bytes = 0;  // reserved by fallocate, not yet written: held for its writes
   uint64_t inodes = 0;
   uint64_t bytes_written = 0;  // by users
+  uint64_t bytes_copied = 0;   // by copy_file_range, sharing stored runs (no data written)
+  uint64_t shared_bytes = 0;   // raw stored bytes more than one file range points at now
   uint64_t bytes_read = 0;     // by users
   uint64_t read_errors = 0;    // reads refused, e.g. checksum mismatches
   uint64_t appends = 0;        // stored runs written (coalesced extents)
@@ -189,6 +191,13 @@ class FileSystem {
   // NotSupported. `drop_setid`: what it clears first, as a write does.
   virtual Status Fallocate(uint64_t ino, int mode, uint64_t offset, uint64_t length,
                            SetIdDrop drop_setid = SetIdDrop::kNone) = 0;
+  // copy_file_range(2): makes [out_offset, out_offset + length) of `out`
+  // read as [in_offset, ...) of `in` by pointing it at the same stored
+  // runs, so a copy writes no data. Stops at the end of `in`; returns the
+  // bytes copied. Invalid for overlapping ranges of one file.
+  virtual Result<size_t> CopyRange(uint64_t in, uint64_t in_offset, uint64_t out,
+                                   uint64_t out_offset, size_t length,
+                                   SetIdDrop drop_setid = SetIdDrop::kNone) = 0;
 
   // Lists entries after `cookie` (0 starts with "." and ".."). With `plus`
   // each entry's attributes are filled and one reference is added to it.

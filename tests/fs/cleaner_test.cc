@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <random>
 
 #include "check/store_checker.h"
@@ -87,6 +88,21 @@ class CleanerTest : public ::testing::Test {
     if (!r.ok()) return "<" + r.status().ToString() + ">";
     return out;
   }
+  // Closes the store, runs the checker over it, and mounts it again.
+  void UnmountCheckAndRemount() {
+    ASSERT_TRUE(fs_->Close().ok());
+    fs_.reset();
+    DeviceOptions o;
+    o.read_only = true;
+    o.use_uring = false;
+    auto device = OpenDevice(store_, o);
+    ASSERT_TRUE(device.ok());
+    auto report = CheckStore(device->get());
+    ASSERT_TRUE(report.ok());
+    EXPECT_TRUE(report->clean()) << (report->errors.empty() ? "" : report->errors[0]);
+    device->reset();
+    Mount();
+  }
   static std::string Random(size_t n, std::mt19937_64& gen) {
     std::string s(n, '\0');
     for (char& c : s) c = static_cast<char>(gen());
@@ -140,19 +156,65 @@ TEST_F(CleanerTest, FragmentedFullStoreTakesMoreWritesAndMovesDataIntact) {
   EXPECT_GT(added * 10, (filled - (files.size() - added)) * 8);
 
   for (const auto& [name, data] : files) ASSERT_EQ(Get(name), data) << name;
-  ASSERT_TRUE(fs_->Close().ok());
-  fs_.reset();
-  {
-    DeviceOptions o;
-    o.read_only = true;
-    o.use_uring = false;
-    auto device = OpenDevice(store_, o);
-    ASSERT_TRUE(device.ok());
-    auto report = CheckStore(device->get());
-    ASSERT_TRUE(report.ok());
-    EXPECT_TRUE(report->clean()) << (report->errors.empty() ? "" : report->errors[0]);
+  ASSERT_NO_FATAL_FAILURE(UnmountCheckAndRemount());
+  for (const auto& [name, data] : files) ASSERT_EQ(Get(name), data) << name;
+}
+
+// Copies made with copy_file_range share their source's runs. Cleaning
+// moves each shared run once and re-points every file at the one copy, so
+// a copy stays free after its segments are cleaned; deleting either side
+// leaves the other whole.
+TEST_F(CleanerTest, SharedRunsStaySharedThroughCleaning) {
+  std::mt19937_64 gen(7);
+  std::map<std::string, std::string> files;
+  std::set<std::string> pairs;  // originals whose copy "c"+name exists
+  const auto copy_of = [&](const std::string& name) -> bool {
+    auto src = fs_->Lookup(1, name);
+    auto dst = fs_->Create(1, "c" + name, 0644, 0, 0);
+    if (!src.ok() || !dst.ok()) return false;
+    auto n = fs_->CopyRange(src->st_ino, 0, dst->st_ino, 0, 64 << 10);
+    fs_->Forget(src->st_ino, 1);
+    fs_->Forget(dst->st_ino, 1);
+    return n.ok() && *n == (64u << 10);
+  };
+  for (int i = 0;; ++i) {
+    std::string name = "a" + std::to_string(i);
+    std::string data = Random(64 << 10, gen);
+    if (!Put(name, data)) break;
+    files[name] = data;
+    if (i % 3 == 0) {
+      ASSERT_TRUE(copy_of(name));
+      files["c" + name] = data;
+      pairs.insert(name);
+    }
   }
-  Mount();
+  ASSERT_GT(pairs.size(), 100u);
+  EXPECT_EQ(fs_->Stats().shared_bytes, pairs.size() * (64 << 10));
+  // Delete a random half (originals and copies alike).
+  for (auto it = files.begin(); it != files.end();) {
+    if (gen() % 2) {
+      ASSERT_TRUE(fs_->Unlink(1, it->first).ok());
+      const std::string original = it->first[0] == 'c' ? it->first.substr(1) : it->first;
+      pairs.erase(original);
+      it = files.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  ASSERT_TRUE(fs_->Sync().ok());
+  const uint64_t moved_before = fs_->Stats().cleaner_bytes_moved;
+  for (int i = 0;; ++i) {
+    std::string name = "b" + std::to_string(i);
+    std::string data = Random(64 << 10, gen);
+    if (!Put(name, data)) break;
+    files[name] = data;
+  }
+  const StoreStats stats = fs_->Stats();
+  EXPECT_GT(stats.cleaner_bytes_moved, moved_before);
+  EXPECT_EQ(stats.shared_bytes, pairs.size() * (64 << 10));
+  for (const auto& [name, data] : files) ASSERT_EQ(Get(name), data) << name;
+  ASSERT_NO_FATAL_FAILURE(UnmountCheckAndRemount());
+  EXPECT_EQ(fs_->Stats().shared_bytes, pairs.size() * (64 << 10));
   for (const auto& [name, data] : files) ASSERT_EQ(Get(name), data) << name;
 }
 

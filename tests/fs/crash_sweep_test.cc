@@ -402,7 +402,35 @@ class Workload {
     if (!Sync(owner)) return;  // fsync per file
     if (!Rename(owner, dir_ino, tmp_path, tmp, path, name)) return;
     if (!Sync(owner)) return;  // the publish is durable
+    // A milestone copy (cp, which uses copy_file_range) of a file whose
+    // extents are its writes in order, so the copy's records, one per
+    // extent, pass through the same states as the model's mutations.
+    if (variant % 7 == 4 && variant % 3 != 0 && variant % 4 != 1) {
+      CopyToMilestone(owner, path, ino, "milestone_" + std::to_string(step) + "_" + name);
+    }
     fs_->Forget(ino, 1);
+  }
+
+  // Copies the file at `from_path` to a new file `name` in the root, sharing
+  // its runs; the original is deleted later by retention, the copy stays.
+  void CopyToMilestone(Owner& owner, const std::string& from_path, uint64_t from_ino,
+                       const std::string& name) {
+    uint64_t ino = CreateFile(owner, kRoot, name, name);
+    if (!ino) return;
+    const NodeRef from = owner.live.at(from_path);
+    const std::vector<Mutation>& source = model_->mutations(from.file);
+    const std::vector<Mutation> copied(source.begin(),
+                                       source.begin() + static_cast<long>(from.version));
+    auto n = fs_->CopyRange(from_ino, 0, ino, 0, uint64_t{1} << 40);
+    NodeRef& ref = owner.live[name];
+    auto& muts = model_->mutations(ref.file);
+    for (const Mutation& m : copied) {
+      muts.push_back(m);
+      ref.version = muts.size();
+      owner.Changed();
+    }
+    fs_->Forget(ino, 1);
+    Check(n.status());
   }
 
   void RankStep(Owner& owner, int step, int rank) {

@@ -14,7 +14,7 @@ MappedExtent At(uint64_t addr, uint64_t len) {
 struct Released {
   uint64_t bytes = 0;
   ExtentMap::ReleaseFn fn() {
-    return [this](const PhysicalExtent&, uint64_t b) { bytes += b; };
+    return [this](const PhysicalExtent&, uint32_t, uint64_t b) { bytes += b; };
   }
 };
 

@@ -412,6 +412,68 @@ TEST_F(FileSystemTest, TruncateAndPunchReturnReservedSpace) {
   EXPECT_EQ(fs_->StatFs().f_bfree, empty.f_bfree);
 }
 
+// copy_file_range points the copy at the source's runs: no data is
+// written, the shared bytes count once, holes stay holes, and either side
+// may be overwritten or deleted without touching the other.
+TEST_F(FileSystemTest, CopyRangeSharesTheStoredRuns) {
+  Format(64 << 20);
+  Mount();
+  std::string data = Random((8 << 20) + 5000, 21);
+  const uint64_t src = MakeFile("src", data);
+  ASSERT_TRUE(fs_->Fallocate(src, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 1 << 20, 4096).ok());
+  data.replace(1 << 20, 4096, 4096, '\0');
+  ASSERT_TRUE(fs_->Sync().ok());
+  const StoreStats before = fs_->Stats();
+  const uint64_t dst = fs_->Create(1, "dst", 0644, 0, 0)->st_ino;
+  // A long length stops at the source's end.
+  auto n = fs_->CopyRange(src, 0, dst, 0, 1ull << 40);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(*n, data.size());
+  ASSERT_TRUE(fs_->Sync().ok());
+  StoreStats after = fs_->Stats();
+  EXPECT_EQ(after.data_device_bytes, before.data_device_bytes);
+  EXPECT_EQ(after.live_bytes, before.live_bytes);
+  EXPECT_EQ(after.shared_bytes, data.size() - 4096);
+  EXPECT_EQ(after.bytes_copied, data.size());
+  EXPECT_EQ(ReadAll(dst), data);
+  // An unaligned piece into the middle of another file.
+  const uint64_t mid = MakeFile("mid", std::string(100000, 'x'));
+  ASSERT_EQ(*fs_->CopyRange(src, 12345, mid, 777, 50000), 50000u);
+  std::string mid_want(100000, 'x');
+  mid_want.replace(777, 50000, data, 12345, 50000);
+  EXPECT_EQ(ReadAll(mid), mid_want);
+  // Overlapping ranges of one file are refused; past the end copies nothing.
+  EXPECT_EQ(fs_->CopyRange(src, 0, src, 4096, 8192).status().code(), Status::Code::kInvalid);
+  EXPECT_EQ(*fs_->CopyRange(src, data.size(), dst, 0, 10), 0u);
+  // Overwrite the source, then delete it: the copy keeps the old bytes.
+  ASSERT_TRUE(fs_->Write(src, 0, "new", 3).ok());
+  fs_->Forget(src, 1);
+  ASSERT_TRUE(fs_->Unlink(1, "src").ok());
+  ASSERT_TRUE(fs_->Sync().ok());
+  EXPECT_EQ(ReadAll(dst), data);
+  Remount();
+  EXPECT_EQ(ReadAll(fs_->Lookup(1, "dst")->st_ino), data);
+  EXPECT_EQ(ReadAll(fs_->Lookup(1, "mid")->st_ino), mid_want);
+  after = fs_->Stats();
+  EXPECT_EQ(after.shared_bytes, 50000u);  // what "mid" shares with "dst"
+  EXPECT_GE(after.live_bytes, data.size() - 4096);
+  EXPECT_LT(after.live_bytes, data.size() + (1 << 20));
+  // A sparse file larger than a slice (one lock hold): data past 100 MiB.
+  const std::string tail = Random(1 << 20, 22);
+  const uint64_t sparse = fs_->Create(1, "sparse", 0644, 0, 0)->st_ino;
+  ASSERT_TRUE(fs_->Write(sparse, 100 << 20, tail.data(), tail.size()).ok());
+  AttrChange grow;
+  grow.set_size = true;
+  grow.size = 150 << 20;
+  ASSERT_TRUE(fs_->SetAttr(sparse, grow).ok());
+  const uint64_t sparse_copy = fs_->Create(1, "sparse-copy", 0644, 0, 0)->st_ino;
+  ASSERT_EQ(*fs_->CopyRange(sparse, 0, sparse_copy, 0, 200 << 20), 150u << 20);
+  EXPECT_EQ(fs_->GetAttr(sparse_copy)->st_size, 150 << 20);
+  std::string got(tail.size() + 8192, '\0');
+  ASSERT_TRUE(fs_->Read(sparse_copy, (100 << 20) - 4096, got.size(), got.data()).ok());
+  EXPECT_EQ(got, std::string(4096, '\0') + tail + std::string(4096, '\0'));
+}
+
 TEST_F(FileSystemTest, APunchedHoleFreesItsSpace) {
   Format(64 << 20);
   Mount();

@@ -12,8 +12,8 @@ namespace {
 
 class NullObserver : public SpaceObserver {
  public:
-  void Referenced(const PhysicalExtent&, uint64_t) override {}
-  void Released(const PhysicalExtent&, uint64_t) override {}
+  void Referenced(const PhysicalExtent&, uint32_t, uint64_t) override {}
+  void Released(const PhysicalExtent&, uint32_t, uint64_t) override {}
 };
 
 class NamespaceTest : public ::testing::Test {

@@ -70,8 +70,8 @@ TEST(RunCache, ReusedSegmentNeverServesARunFromItsPast) {
   auto tb = log.Append(b.data(), b.size(), DataLog::Stream::kCleaner);
   ASSERT_TRUE(ta.ok() && tb.ok());
   PhysicalExtent ea = ta->extent(), eb = tb->extent();
-  segments.Referenced(ea, a.size());
-  segments.Referenced(eb, b.size());
+  segments.Referenced(ea, 0, a.size());
+  segments.Referenced(eb, 0, b.size());
   ta->Done();
   tb->Done();
   const uint32_t s1 = segments.SegmentOf(ea.addr);
@@ -88,8 +88,8 @@ TEST(RunCache, ReusedSegmentNeverServesARunFromItsPast) {
   });
   dev.WaitBlocked();
   // Meanwhile the user deletes the data, a commit frees s1, and s1 is reused.
-  segments.Released(ea, a.size());
-  segments.Released(eb, b.size());
+  segments.Released(ea, 0, a.size());
+  segments.Released(eb, 0, b.size());
   segments.CommitDurable(UINT64_MAX);
   PhysicalExtent en{};
   for (int i = 0; i < 200 && en.length == 0; ++i) {
@@ -103,7 +103,7 @@ TEST(RunCache, ReusedSegmentNeverServesARunFromItsPast) {
     }
   }
   ASSERT_EQ(segments.SegmentOf(en.addr), s1);
-  segments.Referenced(en, MiB);
+  segments.Referenced(en, 0, MiB);
   // Push the new incarnation of s1 out of memory.
   for (int i = 0; i < 3; ++i) { auto t = log.Append(filler.data(), MiB, DataLog::Stream::kCleaner); ASSERT_TRUE(t.ok()); }
   ASSERT_TRUE(log.Sync().ok());

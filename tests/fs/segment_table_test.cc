@@ -57,7 +57,7 @@ class SegmentTableTest : public ::testing::Test {
   uint32_t WrittenSegment(uint32_t bytes) {
     auto s = table_.AllocateData();
     EXPECT_TRUE(s.ok()) << s.status().ToString();
-    table_.Referenced(Raw(*s, 0, bytes), bytes);
+    table_.Referenced(Raw(*s, 0, bytes), 0, bytes);
     table_.Deactivate(*s);
     return *s;
   }
@@ -160,7 +160,7 @@ TEST_F(SegmentTableTest, PendingReservationKeepsRoomFromUserWrites) {
 TEST_F(SegmentTableTest, FallocatedSpaceIsPromisedToTheWritesIntoIt) {
   // Reserved extents are referenced like data, but hold room, not bytes.
   const PhysicalExtent reserved = PhysicalExtent::Reserved();
-  table_.Referenced(reserved, kSegmentSize + 4096);
+  table_.Referenced(reserved, 0, kSegmentSize + 4096);
   EXPECT_EQ(table_.Usage().fallocated_bytes, kSegmentSize + 4096);
   EXPECT_EQ(table_.Usage().live_bytes, 0u);
   // Another promise fails once it would eat into the reservation.
@@ -168,7 +168,7 @@ TEST_F(SegmentTableTest, FallocatedSpaceIsPromisedToTheWritesIntoIt) {
   const uint32_t free = kSegments - 1;
   EXPECT_EQ(AllocateAll(SegmentTable::Requester::kUser), free - kReserved - 3);
   EXPECT_EQ(AllocateAll(SegmentTable::Requester::kPromised), 3u);
-  table_.Released(reserved, kSegmentSize + 4096);
+  table_.Released(reserved, 0, kSegmentSize + 4096);
   EXPECT_EQ(table_.Usage().fallocated_bytes, 0u);
 }
 
@@ -212,34 +212,56 @@ TEST_F(SegmentTableTest, ReservationBeyondTheFreeSegmentsIsRefused) {
 
 TEST_F(SegmentTableTest, RawReferencesCountLiveBytes) {
   uint32_t s = *table_.AllocateData();
-  table_.Referenced(Raw(s, 0, 8192), 8192);
-  table_.Referenced(Raw(s, 8192, 4096), 4096);
+  table_.Referenced(Raw(s, 0, 8192), 0, 8192);
+  table_.Referenced(Raw(s, 8192, 4096), 0, 4096);
   SegmentUsage u = table_.Usage();
   EXPECT_EQ(u.live_bytes, 12288u);
   EXPECT_EQ(u.live_file_bytes, 12288u);
-  table_.Released(Raw(s, 0, 8192), 4096);  // half of the first run dies
+  table_.Released(Raw(s, 0, 8192), 0, 4096);  // half of the first run dies
   u = table_.Usage();
   EXPECT_EQ(u.live_bytes, 8192u);
   EXPECT_EQ(u.live_file_bytes, 8192u);
   // Releasing more than is live clamps at zero.
-  table_.Released(Raw(s, 0, 8192), 1 << 20);
+  table_.Released(Raw(s, 0, 8192), 0, 1 << 20);
   EXPECT_EQ(table_.Usage().live_bytes, 0u);
+}
+
+// A copy sharing a raw run's bytes (copy_file_range) adds file bytes, not
+// live ones; the segment lives until the last reference goes.
+TEST_F(SegmentTableTest, SharedRawBytesAreLiveOnce) {
+  uint32_t s = *table_.AllocateData();
+  table_.Deactivate(s);
+  const PhysicalExtent run = Raw(s, 0, 1 << 20);
+  table_.Referenced(run, 0, 1 << 20);
+  table_.Referenced(run, 4096, 8192);  // a copy of part of it
+  SegmentUsage u = table_.Usage();
+  EXPECT_EQ(u.live_bytes, 1u << 20);
+  EXPECT_EQ(u.live_file_bytes, (1u << 20) + 8192);
+  EXPECT_EQ(u.shared_bytes, 8192u);
+  table_.Released(run, 0, 1 << 20);  // the original is deleted
+  u = table_.Usage();
+  EXPECT_EQ(u.live_bytes, 8192u);
+  EXPECT_EQ(u.pending_free, 0u);
+  table_.Released(run, 4096, 8192);  // then the copy
+  u = table_.Usage();
+  EXPECT_EQ(u.live_bytes, 0u);
+  EXPECT_EQ(u.pending_free, 1u);
 }
 
 TEST_F(SegmentTableTest, CompressedRunIsLiveWholeWhileAnyByteIsReferenced) {
   uint32_t s = *table_.AllocateData();
   const PhysicalExtent run = Compressed(s, 0, 4096, 16384);
-  table_.Referenced(run, 8192);
-  table_.Referenced(run, 8192);  // a second extent into the same run
+  table_.Referenced(run, 0, 8192);
+  table_.Referenced(run, 0, 8192);  // a second extent into the same run
   SegmentUsage u = table_.Usage();
   EXPECT_EQ(u.live_bytes, 4096u);  // the stored run, once
   EXPECT_EQ(u.live_file_bytes, 16384u);
   EXPECT_EQ(table_.CompressedRunRefs(run), 16384u);
 
-  table_.Released(run, 8192);
+  table_.Released(run, 0, 8192);
   EXPECT_EQ(table_.Usage().live_bytes, 4096u);  // still referenced: still whole
   EXPECT_EQ(table_.CompressedRunRefs(run), 8192u);
-  table_.Released(run, 8192);
+  table_.Released(run, 0, 8192);
   u = table_.Usage();
   EXPECT_EQ(u.live_bytes, 0u);
   EXPECT_EQ(u.live_file_bytes, 0u);
@@ -252,8 +274,8 @@ TEST_F(SegmentTableTest, RemoteRunsCountTowardsTheirTierObjectUntilTheirEndIsCom
   PhysicalExtent remote = Raw(s, 0, 8192);
   remote.addr = PhysicalExtent::RemoteAddress(9, 0);
   table_.NoteRecord(1);
-  table_.Referenced(remote, 8192);
-  table_.Released(Raw(s, 0, 8192), 8192);
+  table_.Referenced(remote, 0, 8192);
+  table_.Released(Raw(s, 0, 8192), 0, 8192);
   SegmentUsage u = table_.Usage();
   EXPECT_EQ(u.live_bytes, 0u);  // the device holds none of it
   EXPECT_EQ(u.remote_objects, 1u);
@@ -268,7 +290,7 @@ TEST_F(SegmentTableTest, RemoteRunsCountTowardsTheirTierObjectUntilTheirEndIsCom
   // Its last reference released (the file deleted): still in use until the
   // record that released it is durable, since the last commit points at it.
   table_.NoteRecord(2);
-  table_.Released(remote, 8192);
+  table_.Released(remote, 0, 8192);
   EXPECT_EQ(table_.Usage().remote_objects, 0u);
   EXPECT_EQ(table_.RemoteObjectsInUse(), std::vector<uint64_t>{9});
   table_.CommitDurable(1);
@@ -281,9 +303,9 @@ TEST_F(SegmentTableTest, PendingRunsAreNotAccounted) {
   PhysicalExtent pending;
   pending.addr = PhysicalExtent::kPendingBit | 7;
   pending.length = 4096;
-  table_.Referenced(pending, 4096);
+  table_.Referenced(pending, 0, 4096);
   EXPECT_EQ(table_.Usage().live_file_bytes, 0u);
-  table_.Released(pending, 4096);
+  table_.Released(pending, 0, 4096);
   EXPECT_EQ(table_.PendingFree(), 0u);
 }
 
@@ -291,7 +313,7 @@ TEST_F(SegmentTableTest, EmptiedSegmentIsFreedOnlyWhenItsRecordIsDurable) {
   uint32_t s = WrittenSegment(8192);
   const uint32_t free = table_.Usage().free;
   table_.NoteRecord(7);
-  table_.Released(Raw(s, 0, 8192), 8192);
+  table_.Released(Raw(s, 0, 8192), 0, 8192);
   EXPECT_EQ(table_.PendingFree(), 1u);
   SegmentUsage u = table_.Usage();
   EXPECT_EQ(u.pending_free, 1u);
@@ -316,7 +338,7 @@ TEST_F(SegmentTableTest, CommittedDeadSegmentWaitsForReadsPinnedBeforeTheCommit)
   // A read looked up extents into `s` and is still reading them.
   ReadPins::Pin early = table_.PinForRead();
   table_.NoteRecord(3);
-  table_.Released(Raw(s, 0, 8192), 8192);
+  table_.Released(Raw(s, 0, 8192), 0, 8192);
   table_.CommitDurable(3);
   // Committed: no commit needed any more, but not reusable while the read runs.
   EXPECT_EQ(table_.PendingFree(), 0u);
@@ -339,7 +361,7 @@ TEST_F(SegmentTableTest, PinnedReadKeepsItsSegmentFromEveryAllocation) {
   uint32_t s = WrittenSegment(4096);
   ReadPins::Pin pin = table_.PinForRead();
   table_.NoteRecord(1);
-  table_.Released(Raw(s, 0, 4096), 4096);
+  table_.Released(Raw(s, 0, 4096), 0, 4096);
   table_.CommitDurable(1);
   std::set<uint32_t> taken;
   for (auto more = table_.AllocateData(SegmentTable::Requester::kCleaner); more.ok();
@@ -354,9 +376,9 @@ TEST_F(SegmentTableTest, SegmentsRememberTheRecordTheyDiedBy) {
   uint32_t a = WrittenSegment(4096);
   uint32_t b = WrittenSegment(4096);
   table_.NoteRecord(3);
-  table_.Released(Raw(a, 0, 4096), 4096);
+  table_.Released(Raw(a, 0, 4096), 0, 4096);
   table_.NoteRecord(5);
-  table_.Released(Raw(b, 0, 4096), 4096);
+  table_.Released(Raw(b, 0, 4096), 0, 4096);
   EXPECT_EQ(table_.PendingFree(), 2u);
   table_.CommitDurable(4);
   EXPECT_EQ(table_.PendingFree(), 1u);
@@ -369,8 +391,8 @@ TEST_F(SegmentTableTest, SegmentsRememberTheRecordTheyDiedBy) {
 TEST_F(SegmentTableTest, BufferedSegmentIsNeverFreed) {
   uint32_t s = *table_.AllocateData();  // active: the data log still buffers it
   table_.NoteRecord(2);
-  table_.Referenced(Raw(s, 0, 4096), 4096);
-  table_.Released(Raw(s, 0, 4096), 4096);
+  table_.Referenced(Raw(s, 0, 4096), 0, 4096);
+  table_.Released(Raw(s, 0, 4096), 0, 4096);
   EXPECT_EQ(table_.PendingFree(), 0u);
   table_.CommitDurable(100);
   EXPECT_EQ(table_.Usage().data, 1u);
@@ -389,9 +411,9 @@ TEST_F(SegmentTableTest, BufferedSegmentIsNeverFreed) {
 TEST_F(SegmentTableTest, ANewReferenceRevivesASegmentWaitingToBeFreed) {
   uint32_t s = WrittenSegment(4096);
   table_.NoteRecord(4);
-  table_.Released(Raw(s, 0, 4096), 4096);
+  table_.Released(Raw(s, 0, 4096), 0, 4096);
   ASSERT_EQ(table_.PendingFree(), 1u);
-  table_.Referenced(Raw(s, 4096, 4096), 4096);
+  table_.Referenced(Raw(s, 4096, 4096), 0, 4096);
   EXPECT_EQ(table_.PendingFree(), 0u);
   EXPECT_EQ(table_.Usage().pending_free, 0u);
   table_.CommitDurable(10);
@@ -406,9 +428,9 @@ TEST_F(SegmentTableTest, CleaningCandidatesAreWrittenDataSegmentsWithTheirAge) {
   auto d = table_.AllocateData(SegmentTable::Requester::kUser);  // dies
   auto m = table_.AllocateMeta();
   ASSERT_TRUE(a.ok() && b.ok() && c.ok() && d.ok() && m.ok());
-  table_.Referenced(Raw(*a, 0, 8192), 8192);
-  table_.Referenced(Raw(*b, 0, 4096), 4096);
-  table_.Referenced(Raw(*c, 0, 4096), 4096);
+  table_.Referenced(Raw(*a, 0, 8192), 0, 8192);
+  table_.Referenced(Raw(*b, 0, 4096), 0, 4096);
+  table_.Referenced(Raw(*c, 0, 4096), 0, 4096);
   table_.Deactivate(*a);
   table_.Deactivate(*b);
   table_.Deactivate(*d);  // no live byte: waits to be freed, nothing to clean
@@ -429,10 +451,10 @@ TEST(SegmentTableReplay, FinishReplayKeepsReferencedSegmentsAndFreesTheRest) {
   const Superblock sb = MakeSuperblock();
   SegmentTable table(sb);
   // Replay: references come and go before any state is known.
-  table.Referenced(Raw(3, 0, 8192), 8192);
-  table.Referenced(Raw(5, 0, 4096), 4096);
-  table.Referenced(Raw(7, 0, 4096), 4096);
-  table.Released(Raw(5, 0, 4096), 4096);
+  table.Referenced(Raw(3, 0, 8192), 0, 8192);
+  table.Referenced(Raw(5, 0, 4096), 0, 4096);
+  table.Referenced(Raw(7, 0, 4096), 0, 4096);
+  table.Released(Raw(5, 0, 4096), 0, 4096);
   table.FinishReplay({0, 1});
 
   SegmentUsage u = table.Usage();
@@ -451,7 +473,7 @@ TEST(SegmentTableReplay, FinishReplayKeepsReferencedSegmentsAndFreesTheRest) {
   EXPECT_EQ(*table.AllocateData(), 8u);
   // A replayed segment still dies by its record.
   table.NoteRecord(2);
-  table.Released(Raw(3, 0, 8192), 8192);
+  table.Released(Raw(3, 0, 8192), 0, 8192);
   EXPECT_EQ(table.PendingFree(), 1u);
   table.CommitDurable(2);
   EXPECT_EQ(table.Usage().data, 2u);  // 7 and the new one

@@ -15,8 +15,8 @@ namespace {
 
 class CountingObserver : public SpaceObserver {
  public:
-  void Referenced(const PhysicalExtent&, uint64_t bytes) override { live += bytes; }
-  void Released(const PhysicalExtent&, uint64_t bytes) override { live -= bytes; }
+  void Referenced(const PhysicalExtent&, uint32_t, uint64_t bytes) override { live += bytes; }
+  void Released(const PhysicalExtent&, uint32_t, uint64_t bytes) override { live -= bytes; }
   int64_t live = 0;
 };
 

@@ -25,13 +25,6 @@ namespace {
 constexpr const char* kPython = "/usr/bin/python3";
 
 
-uint64_t Field(const std::string& json, const std::string& name) {
-  const std::string key = "\"" + name + "\":";
-  const size_t at = json.find(key);
-  if (at == std::string::npos) return 0;
-  return std::stoull(json.substr(at + key.size()));
-}
-
 class CompressionMountTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -67,14 +60,14 @@ TEST_F(CompressionMountTest, CompressedFilesReadBackAndDuShowsPhysicalUsage) {
   EXPECT_EQ(static_cast<size_t>(st.st_size), w.size());
   EXPECT_LT(static_cast<uint64_t>(st.st_blocks) * 512, w.size() * 9 / 10) << "du shows stored bytes";
   const std::string stats = Stats();
-  EXPECT_GT(Field(stats, "compressed_runs"), 0u) << stats;
-  EXPECT_GT(Field(stats, "compression_ratio_milli"), 1100u) << stats;
-  EXPECT_GT(Field(stats, "live_file_bytes"), Field(stats, "live_bytes")) << stats;
+  EXPECT_GT(JsonField(stats, "compressed_runs"), 0u) << stats;
+  EXPECT_GT(JsonField(stats, "compression_ratio_milli"), 1100u) << stats;
+  EXPECT_GT(JsonField(stats, "live_file_bytes"), JsonField(stats, "live_bytes")) << stats;
   // Cold reads come from the device and are decoded.
   Remount();
   ASSERT_EQ(MountedStore::Run("echo 3 > /proc/sys/vm/drop_caches"), 0);
   EXPECT_EQ(ReadFile(P("weights.bin")), w);
-  EXPECT_GT(Field(Stats(), "runs_decoded"), 0u);
+  EXPECT_GT(JsonField(Stats(), "runs_decoded"), 0u);
   ASSERT_EQ(store_.Unmount(), 0) << store_.log();
   auto fsck = Capture(MountedStore::BinDir() + "/ckptfs-fsck " + store_.store() + " 2>&1");
   EXPECT_EQ(fsck.rc, 0) << fsck.out;
@@ -97,7 +90,7 @@ TEST_F(CompressionMountTest, DirectoryPolicyThroughSetfattrIsValidatedAndInherit
   ASSERT_TRUE(WriteFile(P("ckpt/step1/w.bin"), w, true));
   ASSERT_TRUE(WriteFile(P("plain.bin"), w, true));
   const std::string stats = Stats();
-  EXPECT_EQ(Field(stats, "compress_bytes_in"), w.size()) << stats;
+  EXPECT_EQ(JsonField(stats, "compress_bytes_in"), w.size()) << stats;
   struct stat in_dir, plain;
   ASSERT_EQ(stat(P("ckpt/step1/w.bin").c_str(), &in_dir), 0);
   ASSERT_EQ(stat(P("plain.bin").c_str(), &plain), 0);
@@ -135,7 +128,7 @@ TEST_F(CompressionMountTest, PyTorchTrainerCheckpointsCompressedAndResumesBitIde
   };
   ASSERT_EQ(MountedStore::Run(py("trainer.py", "--dir " + P("run") + " --steps 5 --every 2 --keep 2 --seed 7")), 0);
   ASSERT_EQ(MountedStore::Run(py("trainer.py", "--dir " + ref + " --steps 8 --every 2 --keep 2 --seed 7")), 0);
-  EXPECT_GT(Field(Stats(), "compress_bytes_in"), 0u);
+  EXPECT_GT(JsonField(Stats(), "compress_bytes_in"), 0u);
   store_.Kill();  // only what the trainer fsynced counts
   ASSERT_TRUE(store_.Mount(options_)) << store_.log();
   ASSERT_EQ(MountedStore::Run(py("trainer.py", "--dir " + P("run") + " --steps 8 --every 2 --keep 2 --resume --seed 7")), 0);

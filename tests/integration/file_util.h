@@ -50,6 +50,14 @@ inline CommandOutput Capture(const std::string& command) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128, out};
 }
 
+// The named counter of a mount's stats (user.ckptfs.stats.json), 0 when absent.
+inline uint64_t JsonField(const std::string& json, const std::string& name) {
+  const std::string key = "\"" + name + "\":";
+  const size_t at = json.find(key);
+  if (at == std::string::npos) return 0;
+  return std::stoull(json.substr(at + key.size()));
+}
+
 inline std::string Random(size_t n, uint32_t seed) {
   std::mt19937 gen(seed);
   std::string s(n, '\0');

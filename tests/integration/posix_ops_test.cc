@@ -345,6 +345,55 @@ TEST_F(PosixOpsTest, FallocateReservesTheBlocksItCovers) {
   close(fd);
 }
 
+// A copy within the mount shares the stored runs: cp (which uses
+// copy_file_range) writes no data, and the copy is independent of its
+// source afterwards.
+TEST_F(PosixOpsTest, CopiesShareRunsAndStayIndependent) {
+  const auto stats = [&] {
+    char buf[16384];
+    ssize_t n = getxattr(store_.mountpoint().c_str(), "user.ckptfs.stats.json", buf, sizeof buf);
+    return std::string(buf, static_cast<size_t>(std::max<ssize_t>(n, 0)));
+  };
+  const std::string data = Random((16 << 20) + 333, 17);
+  ASSERT_TRUE(WriteFile(P("ckpt.pt"), data, true));
+  const std::string before = stats();
+  ASSERT_EQ(MountedStore::Run("cp " + P("ckpt.pt") + " " + P("milestone.pt") + " && sync"), 0);
+  const std::string after = stats();
+  EXPECT_EQ(ReadFile(P("milestone.pt")), data);
+  EXPECT_EQ(JsonField(after, "bytes_copied") - JsonField(before, "bytes_copied"), data.size())
+      << after;
+  EXPECT_LT(JsonField(after, "data_device_bytes") - JsonField(before, "data_device_bytes"),
+            1u << 20)
+      << after;
+  EXPECT_GE(JsonField(after, "shared_bytes"), data.size() - 4096) << after;
+
+  // An unaligned copy_file_range into the middle of a cached file.
+  const std::string other(300000, 'o');
+  ASSERT_TRUE(WriteFile(P("other"), other, false));
+  std::string want = other;
+  int in = open(P("ckpt.pt").c_str(), O_RDONLY);
+  int out = open(P("other").c_str(), O_RDWR);
+  ASSERT_GE(in, 0);
+  ASSERT_GE(out, 0);
+  ASSERT_EQ(ReadFile(P("other")), other);  // its pages are cached now
+  loff_t in_off = 1001, out_off = 4097;
+  ASSERT_EQ(copy_file_range(in, &in_off, out, &out_off, 200000, 0), 200000) << strerror(errno);
+  want.replace(4097, 200000, data, 1001, 200000);
+  EXPECT_EQ(ReadFile(P("other")), want);
+  close(in);
+  close(out);
+
+  // The source overwritten and deleted: the copies keep what was copied.
+  int fd = open(P("ckpt.pt").c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(pwrite(fd, "changed", 7, 2000), 7);
+  close(fd);
+  ASSERT_EQ(unlink(P("ckpt.pt").c_str()), 0);
+  ASSERT_EQ(MountedStore::Run("sync"), 0);
+  EXPECT_EQ(ReadFile(P("milestone.pt")), data);
+  EXPECT_EQ(ReadFile(P("other")), want);
+}
+
 TEST_F(PosixOpsTest, MmapReadSeesTheWrittenBytes) {
   std::string data = Random((7 << 20) + 123, 4);
   ASSERT_TRUE(WriteFile(P("array.npy"), data, true));

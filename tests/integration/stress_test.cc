@@ -1,6 +1,7 @@
 // fsx-style stress through the mount: threads create, write, overwrite,
 // truncate, fallocate (extend, keep-size, punch hole, zero range), write and
-// read through mmap, rename and delete files at random, and every read is
+// read through mmap, copy ranges between files (copy_file_range), rename
+// and delete files at random, and every read is
 // checked against an in-memory model of what each file must contain. The run length
 // is CKPTFS_STRESS_SECONDS (default 15); operation counts are printed.
 #include <fcntl.h>
@@ -142,6 +143,25 @@ class StressTest : public MountedTest {
       if (!synced) return Fail(w, "msync " + path);
       if (!same) return Fail(w, "MISMATCH reading " + path + " through mmap");
       w.bytes_checked += model.size();
+    } else if (op < 83) {  // copy_file_range from another file: shares its runs
+      const int from = static_cast<int>(w.rng() % kSlots);
+      if (from == slot || !w.exists[from]) return;
+      const std::string& source = w.model[from];
+      const size_t in_off = w.rng() % (source.size() + 4096);
+      const size_t out_off = w.rng() % (model.size() + 65536);
+      const size_t len = 1 + w.rng() % (2 << 20);
+      const size_t want = in_off < source.size() ? std::min(len, source.size() - in_off) : 0;
+      int in = open(Name(w.id, from).c_str(), O_RDONLY);
+      int out = open(path.c_str(), O_WRONLY);
+      loff_t in_pos = static_cast<loff_t>(in_off), out_pos = static_cast<loff_t>(out_off);
+      const ssize_t n = in < 0 || out < 0 ? -1 : copy_file_range(in, &in_pos, out, &out_pos, len, 0);
+      if (in >= 0) close(in);
+      if (out >= 0) close(out);
+      if (n != static_cast<ssize_t>(want)) return Fail(w, "copy_file_range into " + path);
+      if (want > 0) {
+        if (model.size() < out_off + want) model.resize(out_off + want, '\0');
+        model.replace(out_off, want, source, in_off, want);
+      }
     } else if (op < 87) {  // rename away and back (replacing nothing)
       std::string alt = Name(w.id, slot, true);
       if (rename(path.c_str(), alt.c_str()) != 0 || rename(alt.c_str(), path.c_str()) != 0) {

@@ -112,6 +112,32 @@ TEST_F(FsckTest, FlippedDataBitIsFoundNamedAndRepairedWithoutDroppingTheFile) {
   EXPECT_EQ(tail, contents_[1].substr(contents_[1].size() - 4096));
 }
 
+// A run two files share (copy_file_range) is checked once and, when
+// damaged, named in both; the repair moves both aside and keeps both.
+TEST_F(FsckTest, DamagedSharedRunNamesEveryFileThatSharesIt) {
+  {
+    auto fs = FileSystem::Open(store_, MountOptions{});
+    ASSERT_TRUE(fs.ok());
+    (*fs)->Start();
+    auto copy = (*fs)->Create(1, "milestone", 0644, 0, 0);
+    ASSERT_TRUE(copy.ok());
+    auto n = (*fs)->CopyRange(inos_[2], 0, copy->st_ino, 0, contents_[2].size());
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    ASSERT_TRUE((*fs)->Close().ok());
+  }
+  EXPECT_EQ(Fsck(), 0) << output_;
+  EXPECT_NE(output_.find("4 files"), std::string::npos) << output_;
+  uint64_t at = FindOnDevice(contents_[2]);
+  ASSERT_NE(at, 0u);
+  FlipByte(at + 99);
+  EXPECT_EQ(Fsck(), 4) << output_;
+  EXPECT_NE(output_.find("checksum mismatch: /global_step10/shard2 bytes 0.."), std::string::npos)
+      << output_;
+  EXPECT_NE(output_.find("checksum mismatch: /milestone bytes 0.."), std::string::npos) << output_;
+  EXPECT_EQ(Fsck("--repair"), 1) << output_;
+  EXPECT_EQ(Fsck(), 0) << output_;
+}
+
 TEST_F(FsckTest, DamagedSuperblockCopyIsRewritten) {
   FlipByte(kSuperblockOffsets[0] + 20);
   EXPECT_EQ(Fsck(), 4) << output_;
