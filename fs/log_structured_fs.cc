@@ -459,7 +459,12 @@ struct statvfs LogStructuredFs::StatFsFor(size_t inodes) const {
   const uint64_t free_bytes = free_segments * seg + data_.open_buffer_room();
   sv.f_bfree = std::min<uint64_t>(
       sv.f_blocks, (free_bytes - std::min(free_bytes, u.fallocated_bytes)) / kBlockSize);
-  sv.f_bavail = sv.f_bfree;
+  // Available is what a fallocate could reserve now (no more than free):
+  // free segments beyond the reserves and the promises, not the open
+  // segment's rest, which other writes may take before a promise is kept.
+  const uint64_t promisable = segments_.PromisableBytes();
+  sv.f_bavail = std::min<uint64_t>(
+      sv.f_bfree, (promisable - std::min(promisable, unbacked * seg)) / kBlockSize);
   sv.f_files = 1ull << 32;
   sv.f_ffree = sv.f_files - inodes;
   sv.f_namemax = kMaxNameLength;

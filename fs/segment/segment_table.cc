@@ -268,6 +268,18 @@ Status SegmentTable::ReservePending(uint64_t bytes) {
   return Status::Ok();
 }
 
+uint64_t SegmentTable::PromisableBytes() const {
+  MutexLock lock(&mu_);
+  const uint64_t usable = free_count_ + pending_free_count_ - unprovisioned_count_;
+  // ReservePending's rule: the reserves stay, and a promise keeps one
+  // segment more than its bytes need.
+  const uint64_t keep = meta_reserve_ + clean_reserve_ + 1;
+  if (usable <= keep) return 0;
+  const uint64_t room = (usable - keep) * segment_size_;
+  const uint64_t promised = pending_reserved_ + fallocated_;
+  return room - std::min(room, promised);
+}
+
 void SegmentTable::ReleasePending(uint64_t bytes) {
   MutexLock lock(&mu_);
   pending_reserved_ -= std::min(pending_reserved_, bytes);

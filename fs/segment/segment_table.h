@@ -85,6 +85,10 @@ class SegmentTable : public SpaceObserver {
   Status ReservePending(uint64_t bytes);
   // The write was placed (or dropped): its promise ends.
   void ReleasePending(uint64_t bytes);
+  // The most ReservePending could promise now, counting the segments that
+  // wait for a commit as free (a fallocate commits before it gives up):
+  // what statfs reports available, so df and fallocate agree.
+  uint64_t PromisableBytes() const;
   // A fresh segment for the metadata log; may dip into the reserve.
   Result<uint32_t> AllocateMeta();
   // Metadata segments of a log chain that the superblock no longer names.

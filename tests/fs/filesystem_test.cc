@@ -394,6 +394,27 @@ TEST_F(FileSystemTest, FallocatedSpaceIsHeldForTheWritesIntoIt) {
   EXPECT_EQ(ReadAll(held), data);
 }
 
+// df's Available is what fallocate can reserve: all of it can be taken
+// (generic/103 reserves all but 512 KiB), a block more cannot, even right
+// after deletions that wait for a commit.
+TEST_F(FileSystemTest, FallocateTakesAllThatDfCallsAvailable) {
+  Format(64 << 20);
+  Mount();
+  const uint64_t gone = MakeFile("gone", Random(8 << 20, 23));
+  ASSERT_TRUE(fs_->Sync().ok());
+  fs_->Forget(gone, 1);
+  ASSERT_TRUE(fs_->Unlink(1, "gone").ok());
+  const struct statvfs sv = fs_->StatFs();
+  const uint64_t available = static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize;
+  ASSERT_GT(available, 16u << 20);
+  EXPECT_LE(sv.f_bavail, sv.f_bfree);
+  const uint64_t ino = fs_->Create(1, "all", 0644, 0, 0)->st_ino;
+  Status s = fs_->Fallocate(ino, 0, 0, available);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(fs_->StatFs().f_bavail, 0u);
+  EXPECT_TRUE(fs_->Fallocate(ino, FALLOC_FL_KEEP_SIZE, available, 4096).IsNoSpace());
+}
+
 // Truncating or punching reserved space gives it back.
 TEST_F(FileSystemTest, TruncateAndPunchReturnReservedSpace) {
   Format(64 << 20);

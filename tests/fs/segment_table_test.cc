@@ -172,6 +172,14 @@ TEST_F(SegmentTableTest, FallocatedSpaceIsPromisedToTheWritesIntoIt) {
   EXPECT_EQ(table_.Usage().fallocated_bytes, 0u);
 }
 
+TEST_F(SegmentTableTest, PromisableBytesIsWhatReservePendingGrants) {
+  table_.Referenced(PhysicalExtent::Reserved(), 0, 4096);
+  const uint64_t promisable = table_.PromisableBytes();
+  EXPECT_TRUE(table_.ReservePending(promisable + 1).IsNoSpace());
+  EXPECT_TRUE(table_.ReservePending(promisable).ok());
+  EXPECT_EQ(table_.PromisableBytes(), 0u);
+}
+
 TEST_F(SegmentTableTest, ReleasedReservationGoesBackToUserWrites) {
   ASSERT_TRUE(table_.ReservePending(1 << 20).ok());
   const uint32_t free = kSegments - 1;
