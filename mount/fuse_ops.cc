@@ -139,15 +139,19 @@ void InvalidateInKernel(fuse_req_t req, fuse_ino_t ino, off_t offset = -1, off_t
   }
 }
 
-// fi->fh of an open file says only how it was opened, all the state a
-// handle needs here: a handle opened without O_DIRECT may bring pages of
-// the file into the kernel's cache (PageCacheTracker).
-constexpr uint64_t kCachingHandle = 0;
-constexpr uint64_t kDirectHandle = 1;
+// fi->fh of an open file is its OpenHandle, all the state a handle needs
+// here: whether it reads and writes through the page cache, chosen per
+// open by the PageCacheTracker, and whether it may write.
+OpenHandle HandleOf(const fuse_file_info* fi) { return OpenHandle::Decode(fi->fh); }
 
-void NoteOpened(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  fi->fh = (fi->flags & O_DIRECT) ? kDirectHandle : kCachingHandle;
-  Ctx(req).page_cache.Opened(ino, fi->fh == kDirectHandle);
+void NoteOpened(fuse_req_t req, fuse_ino_t ino, uint64_t size, fuse_file_info* fi) {
+  // Without FUSE_DIRECT_IO_ALLOW_MMAP the kernel refuses shared mmap of
+  // a direct-I/O file (numpy, safetensors map files that way).
+  const DirectReads policy =
+      Ctx(req).channel.DirectIoMmap() ? Ctx(req).settings.direct_reads : DirectReads::kNever;
+  const OpenHandle handle = Ctx(req).page_cache.Open(ino, fi->flags, size, policy);
+  fi->fh = handle.Encode();
+  fi->direct_io = handle.mode == OpenHandle::Mode::kDirectIo;
 }
 
 // A read the daemon sees (an open for reading, a directory opened to list)
@@ -310,14 +314,13 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Guard(req, FuseOp::kOpen, [&] {
     Status s = Fs(req).OpenFile(ino, fi->flags);
     if (!s.ok()) return ReplyStatus(req, s);
+    auto st = Fs(req).GetAttr(ino);
+    if (!st.ok()) return ReplyStatus(req, st.status());
     // Only this mount changes the store, so cached pages stay valid.
     fi->keep_cache = 1;
-    // Without FUSE_DIRECT_IO_ALLOW_MMAP the kernel refuses shared mmap of
-    // a direct-I/O file (numpy, safetensors map files that way).
-    if (Ctx(req).settings.direct_reads && Ctx(req).channel.DirectIoMmap()) fi->direct_io = 1;
-    NoteOpened(req, ino, fi);
+    NoteOpened(req, ino, static_cast<uint64_t>(st->st_size), fi);
     NoteAccess(req, ino, fi->flags);
-    if (fuse_reply_open(req, fi) != 0) Ctx(req).page_cache.Released(ino, fi->fh == kDirectHandle);
+    if (fuse_reply_open(req, fi) != 0) Ctx(req).page_cache.Released(ino, HandleOf(fi));
   });
 }
 
@@ -329,9 +332,9 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fu
     Status s = Fs(req).OpenFile(r->st_ino, fi->flags);
     if (!s.ok()) return ReplyStatus(req, s);
     fi->keep_cache = 1;
-    NoteOpened(req, r->st_ino, fi);
+    NoteOpened(req, r->st_ino, 0, fi);
     fuse_entry_param e = EntryOf(req, *r);
-    if (fuse_reply_create(req, &e, fi) != 0) Ctx(req).page_cache.Released(r->st_ino, fi->fh == kDirectHandle);
+    if (fuse_reply_create(req, &e, fi) != 0) Ctx(req).page_cache.Released(r->st_ino, HandleOf(fi));
   });
 }
 
@@ -344,7 +347,9 @@ constexpr size_t kMaxReplySlices = IOV_MAX - 1;
 
 void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
   Guard(req, FuseOp::kRead, [&] {
-    if (fi->fh == kDirectHandle && !(fi->flags & O_DIRECT)) Ctx(req).page_cache.ReadThroughCache(ino);
+    if (HandleOf(fi).mode == OpenHandle::Mode::kODirect && !(fi->flags & O_DIRECT)) {
+      Ctx(req).page_cache.ReadThroughCache(ino);
+    }
     // The bytes go to the kernel straight from the buffers that hold them
     // (the verified run, the segment in memory): the kernel's copy is the
     // only one.
@@ -379,7 +384,7 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_t 
     // before the reply completes the write, no read after it sees old ones.
     const bool bypassed_cache =
         !fi->writepage &&
-        ((fi->flags & O_DIRECT) || (Ctx(req).settings.direct_reads && Ctx(req).channel.DirectIoMmap()));
+        ((fi->flags & O_DIRECT) || HandleOf(fi).mode == OpenHandle::Mode::kDirectIo);
     if (bypassed_cache && *r > 0 && Ctx(req).page_cache.TakeInvalidation(ino)) {
       InvalidateInKernel(req, ino, off, static_cast<off_t>(*r));
     } else if (clearing.mode_may_change) {
@@ -399,7 +404,7 @@ void Flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) {
 void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Guard(req, FuseOp::kRelease, [&] {
     Fs(req).ReleaseFile(ino);
-    Ctx(req).page_cache.Released(ino, fi->fh == kDirectHandle);
+    Ctx(req).page_cache.Released(ino, HandleOf(fi));
     fuse_reply_err(req, 0);
   });
 }

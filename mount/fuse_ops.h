@@ -22,9 +22,10 @@ struct FuseSettings {
   bool writeback_cache = true;
   unsigned max_write = 1 << 20;
   unsigned max_background = 64;  // async writeback requests the kernel keeps in flight
-  // read() of a file bypasses the page cache (FOPEN_DIRECT_IO), where the
-  // kernel lets mmap use it still (KernelChannel::DirectIoMmap).
-  bool direct_reads = false;
+  // Which opens read past the page cache (FOPEN_DIRECT_IO), where the
+  // kernel lets mmap use it still (KernelChannel::DirectIoMmap); see
+  // PageCacheTracker::Open.
+  DirectReads direct_reads = DirectReads::kLargeReadOnly;
 };
 
 // The FileSystem and settings the handlers reach through fuse_req_userdata.

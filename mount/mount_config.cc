@@ -364,11 +364,11 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
   // A restore reads each byte of an image once: through the page cache it
   // costs a second copy and the cache's upkeep, a third of the CPU of a
   // restore on 2 cores.
-  config->fuse.direct_reads = IsRadosSpec(config->store_path) && !raw.page_cache;
-  if (status.ok() && raw.page_cache && !IsRadosSpec(config->store_path)) {
-    status = Status::Invalid("option page_cache is for a mount of rados:POOL/NAME; a local store's reads always "
-                             "use the page cache");
-  }
+  // A local store's large read-only opens read direct too: a restore's
+  // shards (PageCacheTracker::Open).
+  config->fuse.direct_reads = raw.page_cache                   ? DirectReads::kNever
+                              : IsRadosSpec(config->store_path) ? DirectReads::kAlways
+                                                                : DirectReads::kLargeReadOnly;
   if (status.ok() && !config->cache.empty() && !IsRadosSpec(config->store_path)) {
     status = Status::Invalid("option cache=" + config->cache + " keeps what a mount of rados:POOL/NAME reads; a "
                              "local store needs no cache");
@@ -412,8 +412,9 @@ const char* MountOptionsHelp() {
          "    -o compress_when=write|idle  compress as data arrives (default), or\n"
          "                           write raw and recompress when the mount is idle\n"
          "    -o no_writeback_cache  send every write to the daemon at once\n"
-         "    -o page_cache          rados: mounts: read() through the page cache (default:\n"
-         "                           past it, as shared mmap still is)\n"
+         "    -o page_cache          read() through the page cache (default: past it on\n"
+         "                           rados: mounts, and for read-only opens of files of\n"
+         "                           4 MiB or more otherwise; mmap always uses it)\n"
          "    -o prefetch=SIZE       load up to SIZE ahead of each reader that reads a file\n"
          "                           front to back (default 4M on rados: mounts read past\n"
          "                           the page cache, else 0: off)\n"
