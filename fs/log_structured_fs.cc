@@ -243,7 +243,7 @@ Result<DataLog::Ticket> LogStructuredFs::AppendUserData(const char* data, size_t
 Result<size_t> LogStructuredFs::Write(uint64_t ino, uint64_t offset, const char* data,
                                       size_t size, SetIdDrop drop_setid) {
   bool drop_privileges = false;
-  bool into_reserved = true;  // every byte lands in space fallocate reserved
+  bool into_reserved = false;  // every byte lands in space fallocate reserved
   CompressionPolicy policy;
   {
     ReaderLock lock(journal_.mu());
@@ -253,8 +253,11 @@ Result<size_t> LogStructuredFs::Write(uint64_t ino, uint64_t offset, const char*
     if (!node->is_regular()) return Status::Invalid("write to a non-regular file");
     drop_privileges = NeedsSetIdDrop(*node, drop_setid);
     policy = policies_.For(*node);
-    for (const ExtentPiece& p : node->extents.Lookup(offset, size)) {
-      into_reserved = into_reserved && p.phys.reserved();
+    // Looked up only in files that hold reserved space: not on every write.
+    if (node->extents.reserved_bytes() >= size) {
+      const std::vector<ExtentPiece> pieces = node->extents.Lookup(offset, size);
+      into_reserved = std::all_of(pieces.begin(), pieces.end(),
+                                  [](const ExtentPiece& p) { return p.phys.reserved(); });
     }
   }
   // Compressed later, by the cleaner, when the mount is idle.

@@ -220,29 +220,24 @@ Result<CleanResult> Cleaner::Evacuate(const std::vector<uint32_t>& victims, bool
   // while the dead bytes between unshared pieces are left behind. Moves
   // are in device order, so a span's moves are adjacent.
   struct Span {
+    PhysicalExtent run;
     bool whole_run;
     uint32_t from, end;  // decoded bytes of the run (whole_run: all of it)
   };
-  std::vector<Span> spans(moves.size());
+  std::vector<Span> spans;
+  std::vector<size_t> span_of(moves.size());  // by move
   for (size_t i = 0; i < moves.size(); ++i) {
     const Move& m = moves[i];
     const bool whole_run =
         m.phys.compressed() && 2 * segments_->CompressedRunRefs(m.phys) >= m.phys.raw_length;
     const uint32_t end = static_cast<uint32_t>(m.skip + m.length);
-    if (i > 0 && !whole_run && !spans[i - 1].whole_run && moves[i - 1].phys == m.phys &&
-        m.skip < spans[i - 1].end) {
-      spans[i] = spans[i - 1];  // overlaps the span so far
-      spans[i].end = std::max(spans[i].end, end);
+    if (!spans.empty() && spans.back().run == m.phys && m.skip < spans.back().end) {
+      spans.back().end = std::max(spans.back().end, end);  // within the span so far
     } else {
-      spans[i] = whole_run ? Span{true, 0, m.phys.logical_length()} : Span{false, m.skip, end};
+      spans.push_back(whole_run ? Span{m.phys, true, 0, m.phys.logical_length()}
+                                : Span{m.phys, false, m.skip, end});
     }
-  }
-  // A span grown by a later move reaches back to its first one.
-  for (size_t i = moves.size(); i-- > 1;) {
-    if (!spans[i].whole_run && moves[i - 1].phys == moves[i].phys &&
-        spans[i - 1].from == spans[i].from) {
-      spans[i - 1].end = spans[i].end;
-    }
+    span_of[i] = spans.size() - 1;
   }
 
   std::unique_ptr<ExtentEncoder> encoder;
@@ -255,12 +250,11 @@ Result<CleanResult> Cleaner::Evacuate(const std::vector<uint32_t>& victims, bool
   // The copy the current span's moves are re-pointed at; its ticket goes as
   // soon as they are done (a held ticket keeps a buffer unflushed).
   std::optional<DataLog::Ticket> copy;
-  PhysicalExtent copied_run;
-  uint32_t copied_from = 0;
+  size_t copied_span = 0;
   for (size_t i = 0; i < moves.size(); ++i) {
     const Move& m = moves[i];
-    const Span& span = spans[i];
-    if (copy && !(copied_run == m.phys && copied_from == span.from)) copy.reset();
+    const Span& span = spans[span_of[i]];
+    if (copy && copied_span != span_of[i]) copy.reset();
     if (!copy) {
       Status s;
       {
@@ -308,8 +302,7 @@ Result<CleanResult> Cleaner::Evacuate(const std::vector<uint32_t>& victims, bool
       }
       stored_moved += size;
       copy = std::move(*ticket);
-      copied_run = m.phys;
-      copied_from = span.from;
+      copied_span = span_of[i];
     }
     {
       WriterLock lock(journal_->mu());

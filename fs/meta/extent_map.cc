@@ -9,12 +9,14 @@ namespace ckptfs {
 void ExtentMap::Add(uint64_t offset, const MappedExtent& e) {
   entries_.emplace(offset, e);
   mapped_bytes_ += e.length;
+  if (e.phys.reserved()) reserved_bytes_ += e.length;
   stored_bytes_ += e.phys.StoredShare(e.length);
 }
 
 std::map<uint64_t, MappedExtent>::iterator ExtentMap::Remove(
     std::map<uint64_t, MappedExtent>::iterator it) {
   mapped_bytes_ -= it->second.length;
+  if (it->second.phys.reserved()) reserved_bytes_ -= it->second.length;
   stored_bytes_ -= it->second.phys.StoredShare(it->second.length);
   return entries_.erase(it);
 }

@@ -51,6 +51,8 @@ class ExtentMap {
   std::vector<ExtentPiece> Lookup(uint64_t offset, uint64_t length) const;
 
   uint64_t mapped_bytes() const { return mapped_bytes_; }
+  // Bytes of space fallocate reserved (PhysicalExtent::reserved()).
+  uint64_t reserved_bytes() const { return reserved_bytes_; }
   // Device bytes the mapped ranges stand for (PhysicalExtent::StoredShare);
   // below mapped_bytes() when runs are compressed.
   uint64_t stored_bytes() const { return stored_bytes_; }
@@ -65,6 +67,7 @@ class ExtentMap {
 
   std::map<uint64_t, MappedExtent> entries_;  // keyed by file offset
   uint64_t mapped_bytes_ = 0;
+  uint64_t reserved_bytes_ = 0;
   uint64_t stored_bytes_ = 0;  // sum of the entries' shares, kept exact
 };
 
