@@ -518,8 +518,9 @@ void GetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
       const FuseCounters& counters = Ctx(req).counters;
       std::optional<DrainStats> tier;
       if (Ctx(req).tier_stats) tier = Ctx(req).tier_stats();
-      std::string text = std::strcmp(name, kStatsJsonXattr) == 0 ? RenderStatsJson(stats, counters, tier)
-                                                                 : RenderStatsText(stats, counters, tier);
+      const ChannelStatus channel{Ctx(req).channel.ChannelName(), Ctx(req).channel.RingRequests()};
+      std::string text = std::strcmp(name, kStatsJsonXattr) == 0 ? RenderStatsJson(stats, counters, channel, tier)
+                                                                 : RenderStatsText(stats, counters, channel, tier);
       return ReplySized(req, text, size);
     }
     if (IsAclXattr(name)) return (void)fuse_reply_err(req, EOPNOTSUPP);

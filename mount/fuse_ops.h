@@ -26,6 +26,8 @@ struct FuseSettings {
   // kernel lets mmap use it still (KernelChannel::DirectIoMmap); see
   // PageCacheTracker::Open.
   DirectReads direct_reads = DirectReads::kLargeReadOnly;
+  // Whether requests come through FUSE over io_uring (KernelChannel).
+  UringMode uring = UringMode::kAuto;
 };
 
 // The FileSystem and settings the handlers reach through fuse_req_userdata.
@@ -39,7 +41,7 @@ struct FuseContext {
   fuse_session* session = nullptr;
   FuseSettings settings;
   FuseCounters counters;
-  KernelChannel channel;
+  KernelChannel channel{settings.uring};
   PageCacheTracker page_cache;
   // The RADOS tier's figures, when the mount drains to one.
   std::function<std::optional<DrainStats>()> tier_stats;

@@ -7,10 +7,12 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
 #include "fuse_ops.h"
+#include "uring_channel.h"
 
 namespace ckptfs {
 namespace {
@@ -26,6 +28,14 @@ KernelChannel& ChannelOf(void* session_userdata) {
 // FUSE_DIRECT_IO_ALLOW_MMAP of linux/fuse.h since 6.6 (Debian 12's headers
 // are 6.1's): bit 36 of the INIT flags, so bit 4 of flags2.
 constexpr uint32_t kDirectIoAllowMmapFlags2 = 1u << (36 - 32);
+// FUSE_OVER_IO_URING (7.42, kernel 6.14): bit 41, so bit 9 of flags2. The
+// kernel offers it only while the fuse module's enable_uring is on.
+constexpr uint32_t kOverIoUringFlags2 = 1u << (41 - 32);
+
+// Ring workers per queue: enough that fsyncs blocked in their handlers
+// leave workers for the queue's other requests, few enough that a node with
+// many CPUs does not hold a thread and a payload buffer per CPU eightfold.
+unsigned RingWorkersPerQueue(unsigned queues) { return std::clamp(16u / std::max(queues, 1u), 2u, 8u); }
 
 // Reads the u32 at `offset` of a request's argument, if it is that long.
 bool ArgWord(const char* arg, size_t arg_len, size_t offset, uint32_t* value) {
@@ -35,6 +45,25 @@ bool ArgWord(const char* arg, size_t arg_len, size_t offset, uint32_t* value) {
 }
 
 }  // namespace
+
+KernelChannel::KernelChannel(UringMode uring) : uring_mode_(uring) {}
+
+KernelChannel::~KernelChannel() = default;
+
+void KernelChannel::StopRing() {
+  ring_.store(nullptr, std::memory_order_release);
+  ring_owner_.reset();
+}
+
+const char* KernelChannel::ChannelName() const {
+  const UringChannel* ring = ring_.load(std::memory_order_acquire);
+  return ring != nullptr && ring->registered() ? "io_uring" : "dev_fuse";
+}
+
+uint64_t KernelChannel::RingRequests() const {
+  const UringChannel* ring = ring_.load(std::memory_order_acquire);
+  return ring == nullptr ? 0 : ring->requests();
+}
 
 Status KernelChannel::Install(fuse_session* se) {
   fuse_custom_io io{};
@@ -57,8 +86,37 @@ ssize_t KernelChannel::Read(int fd, void* buf, size_t len, void* userdata) {
 }
 
 ssize_t KernelChannel::Writev(int fd, struct iovec* iov, int count, void* userdata) {
-  ChannelOf(userdata).AmendInitReply(iov, count);
-  return ::writev(fd, iov, count);
+  if (UringChannel::TakeReply(iov, count)) {
+    ssize_t total = 0;
+    for (int i = 0; i < count; ++i) total += static_cast<ssize_t>(iov[i].iov_len);
+    return total;
+  }
+  KernelChannel& channel = ChannelOf(userdata);
+  const bool start_ring = channel.AmendInitReply(iov, count);
+  const ssize_t n = ::writev(fd, iov, count);
+  // The kernel takes ring registrations only once it has the INIT reply.
+  if (start_ring && n >= 0) channel.StartRing(static_cast<FuseContext*>(userdata)->session, fd);
+  return n;
+}
+
+void KernelChannel::StartRing(fuse_session* se, int fd) {
+  auto queues = UringChannel::PossibleCpus();
+  if (!queues.ok()) {
+    // The INIT reply asked for the ring, and the kernel holds every
+    // request until each queue has an entry: a mount that cannot serve it
+    // cannot serve at all.
+    spdlog::critical("FUSE over io_uring: {}; stopping", queues.status().ToString());
+    fuse_session_exit(se);
+    return;
+  }
+  UringChannelConfig config;
+  config.queues = *queues;
+  config.workers_per_queue = RingWorkersPerQueue(*queues);
+  config.payload_bytes = ring_payload_bytes_;
+  ring_owner_ = std::make_unique<UringChannel>(se, fd, this, config);
+  ring_.store(ring_owner_.get(), std::memory_order_release);
+  spdlog::info("channel: FUSE over io_uring, {} queues of {} workers, {} KiB payloads", config.queues,
+               config.workers_per_queue, config.payload_bytes / 1024);
 }
 
 void KernelChannel::Inspect(const char* buf, size_t len) {
@@ -79,6 +137,7 @@ void KernelChannel::Inspect(const char* buf, size_t len) {
                               ArgWord(arg, arg_len, offsetof(fuse_init_in, flags2), &flags2);
         kernel_offers_direct_io_mmap_.store(extended && (flags2 & kDirectIoAllowMmapFlags2) != 0,
                                             std::memory_order_relaxed);
+        kernel_offers_uring_.store(extended && (flags2 & kOverIoUringFlags2) != 0, std::memory_order_relaxed);
       }
       init_unique_.store(header.unique, std::memory_order_release);
       break;
@@ -97,17 +156,17 @@ void KernelChannel::Inspect(const char* buf, size_t len) {
   }
 }
 
-void KernelChannel::AmendInitReply(struct iovec* iov, int count) {
+bool KernelChannel::AmendInitReply(struct iovec* iov, int count) {
   const uint64_t init = init_unique_.load(std::memory_order_acquire);
-  if (init == 0 || count < 2 || iov[0].iov_len < sizeof(fuse_out_header)) return;
+  if (init == 0 || count < 2 || iov[0].iov_len < sizeof(fuse_out_header)) return false;
   fuse_out_header out;
   std::memcpy(&out, iov[0].iov_base, sizeof out);
-  if (out.unique != init) return;
+  if (out.unique != init) return false;
   init_unique_.store(0, std::memory_order_relaxed);  // one INIT per connection
-  if (out.error != 0) return;
+  if (out.error != 0) return false;
   constexpr size_t kFlags = offsetof(fuse_init_out, flags);
   constexpr size_t kFlags2 = offsetof(fuse_init_out, flags2);
-  if (iov[1].iov_len < kFlags + sizeof(uint32_t)) return;
+  if (iov[1].iov_len < kFlags + sizeof(uint32_t)) return false;
   char* reply = static_cast<char*>(iov[1].iov_base);
   // A reply to a kernel older than protocol 7.23 is shorter: no flags2.
   const bool has_flags2 = iov[1].iov_len >= kFlags2 + sizeof(uint32_t);
@@ -127,9 +186,44 @@ void KernelChannel::AmendInitReply(struct iovec* iov, int count) {
       (flags & FUSE_INIT_EXT) != 0) {
     flags2 |= kDirectIoAllowMmapFlags2;
     direct_io_mmap_.store(true, std::memory_order_release);
-    std::memcpy(reply + kFlags2, &flags2, sizeof flags2);
   }
+  const bool ring = has_flags2 && (flags & FUSE_INIT_EXT) != 0 && WantRing();
+  if (ring) {
+    flags2 |= kOverIoUringFlags2;
+    ring_payload_bytes_ = RingPayloadBytes(flags, reply, iov[1].iov_len);
+  }
+  if (has_flags2) std::memcpy(reply + kFlags2, &flags2, sizeof flags2);
   std::memcpy(reply + kFlags, &flags, sizeof flags);
+  return ring;
+}
+
+bool KernelChannel::WantRing() const {
+  if (uring_mode_ == UringMode::kOff) return false;
+  if (kernel_offers_uring_.load(std::memory_order_relaxed)) return true;
+  if (uring_mode_ == UringMode::kOn) {
+    spdlog::critical("-o uring=on: the kernel does not offer FUSE over io_uring "
+                     "(/sys/module/fuse/parameters/enable_uring must be Y, kernel 6.14 or later)");
+  } else {
+    spdlog::info("channel: /dev/fuse (the kernel does not offer FUSE over io_uring)");
+  }
+  return false;
+}
+
+size_t KernelChannel::RingPayloadBytes(uint32_t flags, const char* reply, size_t reply_len) {
+  // The kernel refuses an entry whose payload is smaller than the largest
+  // request it may send: max_write, or max_pages pages.
+  uint32_t max_write = 0;
+  uint16_t max_pages = 0;
+  if (reply_len >= offsetof(fuse_init_out, max_write) + sizeof max_write) {
+    std::memcpy(&max_write, reply + offsetof(fuse_init_out, max_write), sizeof max_write);
+  }
+  if ((flags & FUSE_MAX_PAGES) != 0 && reply_len >= offsetof(fuse_init_out, max_pages) + sizeof max_pages) {
+    std::memcpy(&max_pages, reply + offsetof(fuse_init_out, max_pages), sizeof max_pages);
+  }
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  // 32 pages when FUSE_MAX_PAGES is not negotiated (FUSE_DEFAULT_MAX_PAGES_PER_REQ).
+  const size_t pages = max_pages != 0 ? max_pages : 32;
+  return std::max<size_t>({8192, max_write, pages * page});
 }
 
 }  // namespace ckptfs

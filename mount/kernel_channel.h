@@ -15,15 +15,22 @@
 //   requests, which libfuse 3.14 drops. The kernel sets them only for a
 //   caller without CAP_FSETID, which only it can tell.
 //
+// - Speak FUSE over io_uring (UringChannel) where the kernel offers it and
+//   the mount asks for it (-o uring): FUSE_OVER_IO_URING in the INIT
+//   reply, then the ring's workers start, and replies to the requests
+//   they serve go back through the ring.
+//
 // libfuse reads a request and serves it in the same worker thread, so the
 // flags of the request a thread read are kept per thread
-// (ServingRequestKillsSetId) for the handler that serves it.
+// (ServingRequestKillsSetId) for the handler that serves it; a ring worker
+// does the same.
 #pragma once
 
 #include <sys/uio.h>
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
 #define FUSE_USE_VERSION 314
 #include <fuse_lowlevel.h>
@@ -32,9 +39,16 @@
 
 namespace ckptfs {
 
+class UringChannel;
+
+// -o uring: auto uses FUSE over io_uring where the kernel offers it, on
+// requires it, off keeps /dev/fuse.
+enum class UringMode { kAuto, kOn, kOff };
+
 class KernelChannel {
  public:
-  KernelChannel() = default;
+  explicit KernelChannel(UringMode uring = UringMode::kOff);
+  ~KernelChannel();
   KernelChannel(const KernelChannel&) = delete;
   KernelChannel& operator=(const KernelChannel&) = delete;
 
@@ -52,15 +66,33 @@ class KernelChannel {
   // (through the page cache). Known once INIT is answered, before any open.
   bool DirectIoMmap() const { return direct_io_mmap_.load(std::memory_order_acquire); }
 
+  // Stops the ring's workers (after the unmount, before the session goes).
+  void StopRing();
+
+  // "io_uring" once the ring's entries are registered, else "dev_fuse".
+  const char* ChannelName() const;
+  // Requests served through the ring (0 on /dev/fuse).
+  uint64_t RingRequests() const;
+
+  // Notes what the request in `buf` tells the channel (INIT, kill flags);
+  // for the handler the calling thread runs next.
+  void Inspect(const char* buf, size_t len);
+
  private:
   static ssize_t Read(int fd, void* buf, size_t len, void* userdata);
   static ssize_t Writev(int fd, struct iovec* iov, int count, void* userdata);
 
-  // Notes what the request in `buf` tells the channel (INIT, kill flags).
-  void Inspect(const char* buf, size_t len);
   // Adds the flags above that the kernel offered to the INIT reply in
-  // `iov`, if it is one.
-  void AmendInitReply(struct iovec* iov, int count);
+  // `iov`, if it is one; true if it asked for the ring.
+  bool AmendInitReply(struct iovec* iov, int count);
+  // Starts the ring's workers on the session's channel `fd`, once the
+  // kernel has the INIT reply that asked for it.
+  void StartRing(fuse_session* se, int fd);
+  // Whether to ask for the ring: the mount wants it and the kernel offers
+  // it (logs the choice either way).
+  bool WantRing() const;
+  // The ring's payload size the INIT reply implies.
+  static size_t RingPayloadBytes(uint32_t flags, const char* reply, size_t reply_len);
 
   // The INIT request's unique id, 0 until it arrives; the kernel sends
   // INIT once per connection, before any other request.
@@ -68,6 +100,13 @@ class KernelChannel {
   std::atomic<bool> kernel_offers_killpriv_v2_{false};
   std::atomic<bool> kernel_offers_direct_io_mmap_{false};
   std::atomic<bool> direct_io_mmap_{false};  // negotiated
+  const UringMode uring_mode_;
+  std::atomic<bool> kernel_offers_uring_{false};
+  // What the INIT reply promised the ring: its largest request or reply.
+  size_t ring_payload_bytes_ = 0;
+  // Made by the thread that wrote the INIT reply, once; read by any.
+  std::unique_ptr<UringChannel> ring_owner_;
+  std::atomic<UringChannel*> ring_{nullptr};
 };
 
 }  // namespace ckptfs

@@ -31,6 +31,7 @@
 #include "read_ahead.h"
 #include "remount.h"
 #include "store_holder.h"
+#include "uring_channel.h"
 #include "open_device.h"
 #include "rados_image_device.h"
 #include "tier_attachment.h"
@@ -260,6 +261,13 @@ int main(int argc, char* argv[]) {
     return 1;
   }
 
+  if (config.fuse.uring == ckptfs::UringMode::kOn) {
+    if (ckptfs::Status ring = ckptfs::UringChannel::KernelOffers(); !ring.ok()) {
+      std::fprintf(stderr, "ckptfs: -o uring=on: %s\n", ring.ToString().c_str());
+      return 1;
+    }
+  }
+
   // The session is made before the store opens: libfuse checks its own
   // options there, and one it refuses should fail the mount at once, not
   // after a store's replay or a connect to the cluster.
@@ -381,6 +389,8 @@ int main(int argc, char* argv[]) {
         fuse_loop_cfg_destroy(loop);
       }
       fuse_session_unmount(se);
+      // The ring's workers serve through the session: done before it goes.
+      ctx.channel.StopRing();
     }
     fuse_remove_signal_handlers(se);
   }

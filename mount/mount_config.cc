@@ -41,6 +41,7 @@ struct RawOptions {
   char* cache = nullptr;
   char* cache_size = nullptr;
   char* prefetch = nullptr;
+  char* uring = nullptr;
   int no_writeback_cache = 0;
   int page_cache = 0;
   int nonempty = 0;
@@ -91,6 +92,7 @@ const fuse_opt kOptionSpecs[] = {
     CKPTFS_OPT("cache=%s", cache),
     CKPTFS_OPT("cache_size=%s", cache_size),
     CKPTFS_OPT("prefetch=%s", prefetch),
+    CKPTFS_OPT("uring=%s", uring),
     CKPTFS_OPT("no_writeback_cache", no_writeback_cache),
     CKPTFS_OPT("page_cache", page_cache),
     CKPTFS_OPT("nonempty", nonempty),
@@ -243,6 +245,18 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
     }
     return Status::Invalid(std::string("option log_level=") + v +
                            ": expected trace, debug, info, warn, error, critical or off");
+  });
+  take(raw.uring, [&](const char* v) -> Status {
+    if (std::strcmp(v, "auto") == 0) {
+      config->fuse.uring = UringMode::kAuto;
+    } else if (std::strcmp(v, "on") == 0) {
+      config->fuse.uring = UringMode::kOn;
+    } else if (std::strcmp(v, "off") == 0) {
+      config->fuse.uring = UringMode::kOff;
+    } else {
+      return Status::Invalid(std::string("option uring=") + v + ": expected auto, on or off");
+    }
+    return Status::Ok();
   });
   take(raw.read_ahead_kb, [&](const char* v) -> Status {
     CKPTFS_ASSIGN_OR_RETURN(uint64_t n, ParseCount("read_ahead_kb", v, 0, 1 << 20));
@@ -404,6 +418,9 @@ const char* MountOptionsHelp() {
          "    -o entry_timeout=S     kernel name cache seconds (default 1)\n"
          "    -o io=uring|posix      device write path (default uring)\n"
          "    -o read_ahead_kb=N     kernel readahead for the mount (default 1024, 0: kernel's)\n"
+         "    -o uring=auto|on|off   requests through FUSE over io_uring: where the kernel\n"
+         "                           offers it (auto, the default), always (on: the mount\n"
+         "                           fails where it cannot), or never (off)\n"
          "    -o compress=POLICY     none or zstd[:LEVEL[:FILTER]] (default none); FILTER is\n"
          "                           auto, none, group2 (bf16/fp16) or group4 (fp32)\n"
          "    -o compressors=N       compressor threads (default 2)\n"

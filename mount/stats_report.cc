@@ -146,13 +146,14 @@ std::string Quoted(const std::string& s) {
 
 }  // namespace
 
-std::string RenderStatsJson(const StoreStats& store, const FuseCounters& fuse,
+std::string RenderStatsJson(const StoreStats& store, const FuseCounters& fuse, const ChannelStatus& channel,
                             const std::optional<DrainStats>& tier) {
   std::string out = "{";
   AppendObject(&out, "store", StoreFields(store));
   out += ",\"write_amplification_milli\":" + std::to_string(WriteAmplificationMilli(store));
   out += ",\"compression_ratio_milli\":" + std::to_string(CompressionRatioMilli(store));
   out += std::string(",\"read_only\":") + (store.read_only ? "true" : "false") + ",";
+  out += "\"channel\":" + Quoted(channel.name) + ",\"ring_requests\":" + std::to_string(channel.ring_requests) + ",";
   AppendObject(&out, "fuse_requests", RequestFields(fuse));
   out += ",\"fuse_error_replies\":" + std::to_string(fuse.error_replies.load()) + ",";
   AppendObject(&out, "write_request_sizes", WriteSizeFields(fuse));
@@ -165,7 +166,7 @@ std::string RenderStatsJson(const StoreStats& store, const FuseCounters& fuse,
   return out;
 }
 
-std::string RenderStatsText(const StoreStats& store, const FuseCounters& fuse,
+std::string RenderStatsText(const StoreStats& store, const FuseCounters& fuse, const ChannelStatus& channel,
                             const std::optional<DrainStats>& tier) {
   std::string out;
   char line[160];
@@ -183,6 +184,9 @@ std::string RenderStatsText(const StoreStats& store, const FuseCounters& fuse,
                 static_cast<unsigned long long>(ratio % 1000));
   out += line;
   std::snprintf(line, sizeof line, "%-24s %s\n", "read_only", store.read_only ? "true" : "false");
+  out += line;
+  std::snprintf(line, sizeof line, "%-24s %s\n%-24s %llu\n", "channel", channel.name.c_str(), "ring_requests",
+                static_cast<unsigned long long>(channel.ring_requests));
   out += line;
   for (const Field& f : RequestFields(fuse)) {
     std::snprintf(line, sizeof line, "fuse.%-19s %llu\n", f.first, static_cast<unsigned long long>(f.second));

@@ -15,11 +15,18 @@ namespace ckptfs {
 inline constexpr const char* kStatsXattr = "user.ckptfs.stats";
 inline constexpr const char* kStatsJsonXattr = "user.ckptfs.stats.json";
 
+// How requests reach the daemon (KernelChannel): "dev_fuse" or
+// "io_uring", and how many came through the ring.
+struct ChannelStatus {
+  std::string name = "dev_fuse";
+  uint64_t ring_requests = 0;
+};
+
 // `tier`, when the mount drains to RADOS, adds a "tier" object (JSON) or
 // tier.* lines (text).
-std::string RenderStatsText(const StoreStats& store, const FuseCounters& fuse,
+std::string RenderStatsText(const StoreStats& store, const FuseCounters& fuse, const ChannelStatus& channel,
                             const std::optional<DrainStats>& tier = std::nullopt);
-std::string RenderStatsJson(const StoreStats& store, const FuseCounters& fuse,
+std::string RenderStatsJson(const StoreStats& store, const FuseCounters& fuse, const ChannelStatus& channel,
                             const std::optional<DrainStats>& tier = std::nullopt);
 
 }  // namespace ckptfs

@@ -35,6 +35,7 @@ end_daemons() {
 before=$(ckptfs_mounts)
 ceph_before=$(ceph_daemons)
 ceph_dir=''
+uring_was=$(tools/fuse-uring status)
 
 # shellcheck disable=SC2317
 # finish: the EXIT trap: stops the Ceph cluster, then fails the run for what
@@ -43,6 +44,10 @@ ceph_dir=''
 finish() {
   local status=$? leftover
   set +e
+  # The machine's FUSE over io_uring setting, as the run found it.
+  if [ "$uring_was" = Y ] || [ "$uring_was" = N ]; then
+    [ "$(tools/fuse-uring status)" = "$uring_was" ] || tools/fuse-uring set "$uring_was" || status=1
+  fi
   if [ -n "$ceph_dir" ]; then
     if ! tools/ceph-dev-cluster stop "$ceph_dir"; then
       echo "run-tests: the Ceph test cluster in $ceph_dir did not stop" >&2
@@ -81,6 +86,15 @@ ceph_dir=$(mktemp -d /var/tmp/ckptfs-ci-ceph.XXXXXX)
 tools/ceph-dev-cluster start "$ceph_dir" --osds 3 >/dev/null
 export CKPTFS_CEPH_DIR=$ceph_dir
 (cd build && ctest --output-on-failure --timeout 600) || status=$?
+# The integration suite again with every mount over FUSE over io_uring
+# (-o uring=on; the machine's setting is on for this step only, and put
+# back by finish whatever happens). Its own UringChannelTest ran above.
+if [ "$uring_was" != unsupported ]; then
+  tools/fuse-uring set Y
+  CKPTFS_TEST_MOUNT_OPTIONS=uring=on build/bin/integration_tests --gtest_brief=1 \
+    --gtest_filter='-UringChannelTest.*' || status=$?
+  tools/fuse-uring set "$uring_was"
+fi
 # xfstests' cases of what the mount was fixed for (tests/xfstests/ci),
 # built and run in a directory of their own, removed after.
 xfstests_dir=$(mktemp -d /var/tmp/ckptfs-ci-xfstests.XXXXXX)

@@ -64,6 +64,7 @@ TEST(MountConfig, DefaultsWhenNoOptionIsGiven) {
   EXPECT_FALSE(c.allow_nonempty);
   EXPECT_EQ(c.read_ahead_kb, 1024u);
   EXPECT_EQ(c.busy_wait_seconds, 60.0);
+  EXPECT_EQ(c.fuse.uring, UringMode::kAuto);
   // The store is taken out; the mountpoint stays for libfuse.
   EXPECT_EQ(p.rest, (std::vector<std::string>{"ckptfs", "/mnt/ckpt"}));
 }
@@ -79,7 +80,7 @@ TEST(MountConfig, EveryOptionIsTakenAndConverted) {
       "memory=1G,flushers=4,commit_interval=250,attr_timeout=0.5,entry_timeout=30,"
       "log_level=debug,log_file=/tmp/ckptfs.log,io=posix,read_ahead_kb=4096,compress=zstd:-3,"
       "compressors=8,compress_backlog=raw,compress_when=idle,wait=2.5,no_writeback_cache,"
-      "nonempty");
+      "nonempty,uring=on");
   ASSERT_TRUE(p.status.ok()) << p.status.ToString();
   const MountConfig& c = p.config;
   EXPECT_EQ(c.mount.memory_budget, 1ull << 30);
@@ -98,14 +99,16 @@ TEST(MountConfig, EveryOptionIsTakenAndConverted) {
   EXPECT_EQ(c.busy_wait_seconds, 2.5);
   EXPECT_FALSE(c.fuse.writeback_cache);
   EXPECT_TRUE(c.allow_nonempty);
+  EXPECT_EQ(c.fuse.uring, UringMode::kOn);
   // Nothing of ckptfs's is left for libfuse, which would refuse it.
   EXPECT_EQ(p.rest, (std::vector<std::string>{"ckptfs", "/mnt/ckpt"}));
 }
 
 TEST(MountConfig, TheOtherValueOfEachChoice) {
-  Parsed p = ParseOptions("io=uring,compress_backlog=wait,compress_when=write,compress=none");
+  Parsed p = ParseOptions("io=uring,compress_backlog=wait,compress_when=write,compress=none,uring=off");
   ASSERT_TRUE(p.status.ok()) << p.status.ToString();
   EXPECT_TRUE(p.config.mount.use_uring);
+  EXPECT_EQ(p.config.fuse.uring, UringMode::kOff);
   EXPECT_FALSE(p.config.mount.compress_backlog_raw);
   EXPECT_FALSE(p.config.mount.compress_when_idle);
   EXPECT_EQ(p.config.mount.compress, "none");
@@ -254,6 +257,8 @@ TEST(MountConfig, ChoicesOutsideTheirSetAreRefused) {
   ExpectRefused("compress=lz4");
   ExpectRefused("compress=zstd:99");
   ExpectRefused("compress=zstd:3:group3");
+  ExpectRefused("uring=yes");
+  ExpectRefused("uring=");
 }
 
 TEST(MountConfig, ACacheIsForAMountOfAnImageOnly) {
