@@ -114,7 +114,11 @@ void KernelChannel::StartRing(fuse_session* se, int fd) {
   config.workers_per_queue = RingWorkersPerQueue(*queues);
   config.payload_bytes = ring_payload_bytes_;
   ring_owner_ = std::make_unique<UringChannel>(se, fd, this, config);
+  // Published before a worker can serve anything: the first request the
+  // kernel lets through (it holds them until every queue has registered)
+  // may be a stats read that asks which channel serves it.
   ring_.store(ring_owner_.get(), std::memory_order_release);
+  ring_owner_->Start();
   spdlog::info("channel: FUSE over io_uring, {} queues of {} workers, {} KiB payloads", config.queues,
                config.workers_per_queue, config.payload_bytes / 1024);
 }

@@ -107,6 +107,8 @@ class UringChannel::Worker {
   // Puts a bare reply carrying `error` (a negative errno) in the entry.
   void ReplyError(uint64_t unique, int error);
 
+  // Set at construction; after that everything here is the worker
+  // thread's own (Run, and TakeReply from the handlers it runs).
   UringChannel* const owner_;
   const uint16_t qid_;
   const size_t payload_bytes_;
@@ -301,6 +303,10 @@ UringChannel::UringChannel(fuse_session* session, int fuse_fd, KernelChannel* in
       workers_.push_back(std::make_unique<Worker>(this, static_cast<uint16_t>(q), config.payload_bytes));
     }
   }
+}
+
+void UringChannel::Start() {
+  if (!threads_.empty()) return;
   for (auto& worker : workers_) threads_.emplace_back([w = worker.get()] { w->Run(); });
 }
 

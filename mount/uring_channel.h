@@ -48,11 +48,13 @@ struct UringChannelConfig {
 
 class UringChannel {
  public:
-  // Starts the workers, which register their entries with the kernel. The
-  // session must have answered INIT with FUSE_OVER_IO_URING. `inspector`
-  // sees each request before it is served (KernelChannel::Inspect).
+  // The workers, not started yet. `inspector` sees each request before it
+  // is served (KernelChannel::Inspect).
   UringChannel(fuse_session* session, int fuse_fd, KernelChannel* inspector,
                const UringChannelConfig& config);
+  // Starts the workers, which register their entries with the kernel. The
+  // session must have answered INIT with FUSE_OVER_IO_URING. Once.
+  void Start();
   // Stops and joins the workers. The kernel ends their commands when the
   // connection goes (unmount); a worker also stops within two seconds of
   // being asked.
