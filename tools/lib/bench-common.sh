@@ -2,7 +2,7 @@
 # bench-common.sh: what the scripts in tools/ share: checks of their
 # arguments and tools, a store's set-up (mkfs, mount, wait for the mount), the
 # clean-up at exit (unmount, wait for the daemon, remove temporary files) and
-# sampling of CPU time and the daemon's memory. Sourced by bench-all,
+# sampling of CPU time (the work's own, in a cgroup) and the daemon's memory. Sourced by bench-all,
 # bench-compare, bench-compress, fio-compare, quickstart.sh and
 # check-user-guide; sourcing runs nothing but the traps below.
 #
@@ -19,6 +19,7 @@ BENCH_DAEMON_PID=''    # the daemon of the last bench_mount or bench_mount_fg
 BENCH_FG_PID=''        # the daemon bench_mount_fg started, until it is waited for
 BENCH_FG_MNT=''        # and its mountpoint
 BENCH_SHELL=$BASHPID   # the shell that sourced this; only it cleans up
+BENCH_CGROUP=''        # the cgroup of the work measured (bench_cgroup_make), if there is one
 
 # bench_say MSG...: prints "PROG: MSG" on stderr.
 bench_say() { echo "$BENCH_PROG: $*" >&2; }
@@ -99,12 +100,14 @@ bench_mkfs() { bench_logged "${3:-mkfs.log}" "$BIN/mkfs.ckptfs" --force --size "
 bench_mount() {
   "$BIN/ckptfs" "$1" "$2" ${3:+-o "$3"}
   BENCH_DAEMON_PID=$(bench_daemon_pid "$2") || { bench_say "cannot find the daemon serving $2"; return 1; }
+  bench_cgroup_join "$BENCH_DAEMON_PID"
 }
 
 # bench_mount_fg IMG MNT OPTS LOG: runs the daemon as this shell's child (-f), its output appended to LOG, and waits up to 10 s for the mount; sets BENCH_DAEMON_PID.
 bench_mount_fg() {
   "$BIN/ckptfs" "$1" "$2" -f ${3:+-o "$3"} 2>>"$4" &
   BENCH_FG_PID=$! BENCH_FG_MNT=$2 BENCH_DAEMON_PID=$!
+  bench_cgroup_join "$BENCH_FG_PID"
   local i
   for ((i = 0; i < 100; i++)); do
     mountpoint -q "$2" && return 0
@@ -176,13 +179,73 @@ bench_daemon_pid() {
 # bench_busy_jiffies: prints the busy time of all CPUs so far (user, nice, system, irq, softirq), in clock ticks.
 bench_busy_jiffies() { awk '/^cpu /{print $2+$3+$4+$7+$8}' /proc/stat; }
 
-# bench_cpu_over FILE CMD...: runs CMD and writes the busy ticks of all CPUs over it to FILE; returns CMD's status.
+# bench_cgroup_make: makes a cgroup (v2) for the work's own processes, the
+# daemons (bench_mount) and the load generators (bench_cpu_over), removed at
+# exit; their CPU time is then what bench_cpu_over counts, the same on a
+# busy machine as on an idle one. Without cgroup v2 or the right to make a
+# group it says so, and bench_cpu_over counts every CPU's busy time.
+bench_cgroup_make() {
+  local root cg
+  # cgroup2's mount: /sys/fs/cgroup, or /sys/fs/cgroup/unified beside v1's
+  # controllers. Its cpu.stat counts a group's CPU time with or without the
+  # cpu controller.
+  root=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/mounts)
+  if [[ -z $root ]]; then
+    bench_say "no cgroup2 mounted: the CPU figures count the whole machine"
+    return 0
+  fi
+  cg=$root/ckptfs-bench.$BENCH_SHELL
+  if ! mkdir "$cg" 2>/dev/null || [[ ! -f $cg/cpu.stat ]]; then
+    bench_say "cannot make the cgroup $cg (not root?): the CPU figures count the whole machine"
+    rmdir "$cg" 2>/dev/null || true
+    return 0
+  fi
+  BENCH_CGROUP=$cg
+  bench_at_exit bench_cgroup_remove "$cg"
+}
+
+# bench_cgroup_remove DIR: moves what is left in the group DIR to the root group, and removes DIR.
+bench_cgroup_remove() {
+  local pid
+  while read -r pid; do echo "$pid" >"$(dirname "$1")/cgroup.procs" 2>/dev/null; done <"$1/cgroup.procs"
+  rmdir "$1" 2>/dev/null || bench_say "could not remove the cgroup $1"
+}
+
+# bench_cgroup_join PID: puts the process PID, all its threads, into BENCH_CGROUP (if there is one).
+bench_cgroup_join() {
+  [[ -z $BENCH_CGROUP ]] || echo "$1" >"$BENCH_CGROUP/cgroup.procs"
+}
+
+# bench_cpu_ticks: the CPU time counted so far, in clock ticks: that of
+# BENCH_CGROUP's processes (user and system, with what the kernel charged
+# them), or every CPU's busy time where there is no group.
+bench_cpu_ticks() {
+  if [[ -n $BENCH_CGROUP ]]; then
+    awk -v hz="$(getconf CLK_TCK)" '$1 == "usage_usec" {printf "%d\n", $2 * hz / 1000000}' "$BENCH_CGROUP/cpu.stat"
+  else
+    bench_busy_jiffies
+  fi
+}
+
+# bench_cpu_what: says what bench_cpu_over counts, for reports.
+bench_cpu_what() {
+  if [[ -n $BENCH_CGROUP ]]; then echo "own CPU of the daemon and the load generator"; else echo "all CPUs of the machine"; fi
+}
+
+# bench_cpu_over FILE CMD...: runs CMD (a command or a function; in
+# BENCH_CGROUP if there is one) and writes the CPU ticks counted over it
+# (bench_cpu_ticks) to FILE; returns CMD's status.
 bench_cpu_over() {
   local out=$1 before after
   shift
-  before=$(bench_busy_jiffies)
-  "$@" || return
-  after=$(bench_busy_jiffies)
+  before=$(bench_cpu_ticks)
+  if [[ -n $BENCH_CGROUP ]]; then
+    # A subshell joins the group, and what it runs is born there.
+    (echo "$BASHPID" >"$BENCH_CGROUP/cgroup.procs" && "$@") || return
+  else
+    "$@" || return
+  fi
+  after=$(bench_cpu_ticks)
   echo $((after - before)) >"$out"
 }
 
