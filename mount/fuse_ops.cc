@@ -490,8 +490,8 @@ bool IsAclXattr(const char* name) {
 
 // The root's stats xattrs are computed, never stored.
 bool IsStatsXattr(fuse_ino_t ino, const char* name) {
-  return ino == FUSE_ROOT_ID &&
-         (std::strcmp(name, kStatsXattr) == 0 || std::strcmp(name, kStatsJsonXattr) == 0);
+  return ino == FUSE_ROOT_ID && (std::strcmp(name, kStatsXattr) == 0 || std::strcmp(name, kStatsJsonXattr) == 0 ||
+                                 std::strcmp(name, kStatsPrometheusXattr) == 0);
 }
 
 void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
@@ -514,14 +514,10 @@ void ReplySized(fuse_req_t req, const Result<std::string>& r, size_t size) {
 void GetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   Guard(req, FuseOp::kGetXattr, [&] {
     if (IsStatsXattr(ino, name)) {
-      StoreStats stats = Fs(req).Stats();
-      const FuseCounters& counters = Ctx(req).counters;
-      std::optional<DrainStats> tier;
-      if (Ctx(req).tier_stats) tier = Ctx(req).tier_stats();
-      const ChannelStatus channel{Ctx(req).channel.ChannelName(), Ctx(req).channel.RingRequests()};
-      std::string text = std::strcmp(name, kStatsJsonXattr) == 0 ? RenderStatsJson(stats, counters, channel, tier)
-                                                                 : RenderStatsText(stats, counters, channel, tier);
-      return ReplySized(req, text, size);
+      const StatsFormat format = std::strcmp(name, kStatsJsonXattr) == 0         ? StatsFormat::kJson
+                                 : std::strcmp(name, kStatsPrometheusXattr) == 0 ? StatsFormat::kPrometheus
+                                                                                 : StatsFormat::kText;
+      return ReplySized(req, RenderStats(Ctx(req), format), size);
     }
     if (IsAclXattr(name)) return (void)fuse_reply_err(req, EOPNOTSUPP);
     ReplySized(req, Fs(req).GetXattr(ino, name), size);
@@ -568,6 +564,22 @@ void CopyFileRange(fuse_req_t req, fuse_ino_t in, off_t in_offset, fuse_file_inf
 }
 
 }  // namespace
+
+std::string RenderStats(FuseContext& ctx, StatsFormat format, bool up) {
+  const StoreStats stats = ctx.fs->Stats();
+  std::optional<DrainStats> tier;
+  if (ctx.tier_stats) tier = ctx.tier_stats();
+  const ChannelStatus channel{ctx.channel.ChannelName(), ctx.channel.RingRequests()};
+  switch (format) {
+    case StatsFormat::kJson:
+      return RenderStatsJson(stats, ctx.counters, channel, tier);
+    case StatsFormat::kPrometheus:
+      return RenderStatsPrometheus(stats, ctx.counters, channel, tier, ctx.metric_labels, up);
+    case StatsFormat::kText:
+      break;
+  }
+  return RenderStatsText(stats, ctx.counters, channel, tier);
+}
 
 fuse_lowlevel_ops MakeFuseOperations() {
   fuse_lowlevel_ops ops{};

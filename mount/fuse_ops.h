@@ -13,6 +13,7 @@
 #include "fuse_counters.h"
 #include "kernel_channel.h"
 #include "page_cache_tracker.h"
+#include "stats_report.h"
 
 namespace ckptfs {
 
@@ -45,7 +46,14 @@ struct FuseContext {
   PageCacheTracker page_cache;
   // The RADOS tier's figures, when the mount drains to one.
   std::function<std::optional<DrainStats>()> tier_stats;
+  // The labels of the mount's Prometheus metrics.
+  MetricLabels metric_labels;
 };
+
+// The mount's figures as the root's stats xattrs serve them; `up` false
+// marks the Prometheus file the daemon leaves at exit.
+enum class StatsFormat { kText, kJson, kPrometheus };
+std::string RenderStats(FuseContext& ctx, StatsFormat format, bool up = true);
 
 fuse_lowlevel_ops MakeFuseOperations();
 

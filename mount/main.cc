@@ -27,6 +27,8 @@
 #include "ckptfs/version.h"
 #include "fuse_ops.h"
 #include "mount_config.h"
+#include "exit_code.h"
+#include "metrics_file.h"
 #include "mountinfo.h"
 #include "read_ahead.h"
 #include "remount.h"
@@ -45,6 +47,16 @@ void Usage(const char* prog) {
   std::printf("%s\n", ckptfs::MountOptionsHelp());
   fuse_cmdline_help();
   fuse_lowlevel_help();
+  std::printf("\nExit status:\n"
+              "    %d  clean: unmounted with everything flushed (and drained, with -o tier=)\n"
+              "    %d  could not mount or go on serving (the reason is on stderr or in the log)\n"
+              "    %d  bad command line or option\n"
+              "    %d  the store failed: a commit or the final flush did not reach the device\n"
+              "        (fsynced data is safe; run ckptfs-fsck before mounting it again)\n"
+              "    %d  stopped with commits not yet in the RADOS tier (logged how far behind);\n"
+              "        the next mount of the store sends them\n",
+              ckptfs::kExitClean, ckptfs::kExitFailed, ckptfs::kExitUsage, ckptfs::kExitStoreFailed,
+              ckptfs::kExitNotDrained);
 }
 
 // A mountpoint must be an existing directory and, unless asked, empty:
@@ -76,6 +88,26 @@ ckptfs::Status CheckMountpoint(const char* path, bool allow_nonempty) {
                                     " is not empty (use -o nonempty to mount over it)");
   }
   return ckptfs::Status::Ok();
+}
+
+// What the drain had not sent when the daemon stopped: empty when RADOS
+// holds every commit, else a sentence saying how far behind it is.
+std::string UndrainedCommits(const ckptfs::TierAttachment& tier, const ckptfs::Status& finished) {
+  const std::optional<ckptfs::DrainStats> stats = tier.Stats();
+  if (!stats) return "stopped before the drain to the RADOS tier connected: no commit of this store is in RADOS";
+  if (stats->published && stats->drained_lsn >= stats->committed_lsn) return "";
+  std::string why = finished.ok() ? "" : " (" + finished.ToString() + ")";
+  if (!stats->last_error.empty()) why += " (last error: " + stats->last_error + ")";
+  return "stopped with commits not yet in " + stats->target + ": RADOS holds the log up to lsn " +
+         std::to_string(stats->drained_lsn) + " of " + std::to_string(stats->committed_lsn) + ", " +
+         std::to_string(stats->behind_bytes) + " bytes still to send" + why +
+         "; the next mount of this store sends them";
+}
+
+// A path as a Prometheus label: absolute, as /proc/mounts has it.
+std::string AbsolutePath(const char* path) {
+  char resolved[PATH_MAX];
+  return realpath(path, resolved) != nullptr ? resolved : path;
 }
 
 ckptfs::Status SetUpLogging(const ckptfs::MountConfig& config, bool foreground) {
@@ -207,7 +239,7 @@ int main(int argc, char* argv[]) {
     if (!remounted.ok()) {
       std::fprintf(stderr, "ckptfs: cannot remount %s: %s\n",
                    line.positional.size() > 1 ? line.positional[1].c_str() : "", remounted.ToString().c_str());
-      return 1;
+      return ckptfs::kExitFailed;
     }
     return 0;
   }
@@ -216,7 +248,7 @@ int main(int argc, char* argv[]) {
   ckptfs::Status parsed = ckptfs::ParseMountConfig(&args, &config);
   if (!parsed.ok()) {
     std::fprintf(stderr, "ckptfs: %s\n", parsed.message().c_str());
-    return 2;
+    return ckptfs::kExitUsage;
   }
   if (ckptfs::IsRadosSpec(config.store_path)) {
     // A mount of a RADOS image reads every byte into a buffer librados
@@ -238,7 +270,7 @@ int main(int argc, char* argv[]) {
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
   }
   fuse_cmdline_opts opts{};
-  if (fuse_parse_cmdline(&args, &opts) != 0) return 2;
+  if (fuse_parse_cmdline(&args, &opts) != 0) return ckptfs::kExitUsage;
   if (opts.show_help) {
     Usage(argv[0]);
     return 0;
@@ -249,22 +281,22 @@ int main(int argc, char* argv[]) {
   }
   if (config.store_path.empty() || !opts.mountpoint) {
     std::fprintf(stderr, "usage: %s STORE MOUNTPOINT [options] (see --help)\n", argv[0]);
-    return 2;
+    return ckptfs::kExitUsage;
   }
   ckptfs::Status mp = CheckMountpoint(opts.mountpoint, config.allow_nonempty);
   if (!mp.ok()) {
     std::fprintf(stderr, "ckptfs: %s\n", mp.ToString().c_str());
-    return 1;
+    return ckptfs::kExitFailed;
   }
   if (ckptfs::Status logging = SetUpLogging(config, opts.foreground); !logging.ok()) {
     std::fprintf(stderr, "ckptfs: %s\n", logging.ToString().c_str());
-    return 1;
+    return ckptfs::kExitFailed;
   }
 
   if (config.fuse.uring == ckptfs::UringMode::kOn) {
     if (ckptfs::Status ring = ckptfs::UringChannel::KernelOffers(); !ring.ok()) {
       std::fprintf(stderr, "ckptfs: -o uring=on: %s\n", ring.ToString().c_str());
-      return 1;
+      return ckptfs::kExitFailed;
     }
   }
 
@@ -282,7 +314,7 @@ int main(int argc, char* argv[]) {
   fuse_lowlevel_ops ops = ckptfs::MakeFuseOperations();
   std::unique_ptr<fuse_session, decltype(&fuse_session_destroy)> session(
       fuse_session_new(&args, &ops, sizeof(ops), &ctx), &fuse_session_destroy);
-  if (!session) return 2;  // libfuse has printed which option it refused
+  if (!session) return ckptfs::kExitUsage;  // libfuse has printed which option it refused
   fuse_session* se = session.get();
   ctx.session = se;
 
@@ -294,7 +326,7 @@ int main(int argc, char* argv[]) {
     if (!locked.ok()) {
       std::fprintf(stderr, "ckptfs: cannot mount %s: cache=%s: %s\n", config.store_path.c_str(),
                    config.cache.c_str(), locked.status().ToString().c_str());
-      return 1;
+      return ckptfs::kExitFailed;
     }
     cache_fd = *locked;
   }
@@ -303,7 +335,7 @@ int main(int argc, char* argv[]) {
   if (!opened.ok()) {
     std::fprintf(stderr, "ckptfs: cannot mount %s: %s\n", config.store_path.c_str(),
                  opened.status().ToString().c_str());
-    return 1;
+    return ckptfs::kExitFailed;
   }
   std::unique_ptr<ckptfs::FileSystem> fs = std::move(opened).value();
   const uint64_t shortfall = fs->Stats().backing_shortfall_bytes;
@@ -329,13 +361,27 @@ int main(int argc, char* argv[]) {
       std::fprintf(stderr, config.mount.read_only ? "ckptfs: cannot read the runs %s evicted to %s: %s\n"
                                                   : "ckptfs: cannot drain %s to %s: %s\n",
                    config.store_path.c_str(), config.tier.c_str(), checked.status().ToString().c_str());
-      return 1;
+      return ckptfs::kExitFailed;
     }
     tier = std::move(checked).value();
   }
 
   ctx.fs = fs.get();
   if (tier) ctx.tier_stats = [&tier] { return tier->Stats(); };
+  ctx.metric_labels = {AbsolutePath(opts.mountpoint), ckptfs::IsRadosSpec(config.store_path)
+                                                          ? config.store_path
+                                                          : AbsolutePath(config.store_path.c_str())};
+  std::unique_ptr<ckptfs::MetricsFile> metrics;
+  if (!config.metrics_file.empty()) {
+    metrics = std::make_unique<ckptfs::MetricsFile>(
+        config.metrics_file, [&ctx](bool up) { return ckptfs::RenderStats(ctx, ckptfs::StatsFormat::kPrometheus, up); });
+    // Written once before mounting: a path that cannot be written fails
+    // the mount here, with the reason.
+    if (ckptfs::Status written = metrics->Write(true); !written.ok()) {
+      std::fprintf(stderr, "ckptfs: cannot mount %s: %s\n", config.store_path.c_str(), written.ToString().c_str());
+      return ckptfs::kExitFailed;
+    }
+  }
   // Why the mount never served, if it did not; libfuse has printed the
   // details (say, that /dev/fuse cannot be opened).
   std::string not_served;
@@ -361,12 +407,18 @@ int main(int argc, char* argv[]) {
         auto again = OpenStore(config, cache_fd);
         if (!again.ok()) {
           spdlog::error("reopening {} after daemonizing: {}", config.store_path, again.status().ToString());
-          std::_Exit(1);
+          std::_Exit(ckptfs::kExitFailed);
         }
         fs = std::move(again).value();
         ctx.fs = fs.get();
       }
       fs->Start();
+      if (metrics) {
+        if (ckptfs::Status started = metrics->Start(std::chrono::milliseconds(ckptfs::kMetricsIntervalMs));
+            !started.ok()) {
+          spdlog::warn("{}", started.ToString());
+        }
+      }
       spdlog::info("mounted {} on {}{}", config.store_path, opts.mountpoint,
                    config.mount.read_only ? " read-only" : "");
       if (tier) {
@@ -395,25 +447,33 @@ int main(int argc, char* argv[]) {
     fuse_remove_signal_handlers(se);
   }
   session.reset();
+  if (metrics) metrics->Finish();  // ckptfs_up 0, with the figures at the unmount
   free(opts.mountpoint);
   fuse_opt_free_args(&args);
 
   ckptfs::Status closed = fs->Close();
+  ckptfs::Status drained = ckptfs::Status::Ok();
   if (tier && closed.ok()) {
-    (void)tier->Finish(std::chrono::milliseconds(static_cast<int64_t>(config.unmount_drain_seconds * 1000)));
+    drained = tier->Finish(std::chrono::milliseconds(static_cast<int64_t>(config.unmount_drain_seconds * 1000)));
   }
   if (!not_served.empty()) {
     // Scripts and fstab must not take this for a mount.
     std::fprintf(stderr, "ckptfs: %s: %s\n", config.store_path.c_str(), not_served.c_str());
-    return 1;
+    return ckptfs::kExitFailed;
   }
   if (!closed.ok()) {
-    spdlog::error("flushing the store failed: {}", closed.ToString());
-    return 1;
+    spdlog::error("flushing the store failed: {}; run ckptfs-fsck before mounting it again", closed.ToString());
+    return ckptfs::kExitStoreFailed;
+  }
+  if (tier && !config.mount.read_only) {
+    if (auto behind = UndrainedCommits(*tier, drained); !behind.empty()) {
+      spdlog::error("{}", behind);
+      return ckptfs::kExitNotDrained;
+    }
   }
   spdlog::info("{}", config.mount.read_only ? "store closed, exiting" : "store flushed, exiting");
   // libfuse reports the signal that ended the loop; a stop by SIGTERM,
   // SIGINT or SIGHUP after a complete flush is a clean exit.
   const bool stopped_by_signal = loop_rc == SIGTERM || loop_rc == SIGINT || loop_rc == SIGHUP;
-  return loop_rc == 0 || stopped_by_signal ? 0 : 1;
+  return loop_rc == 0 || stopped_by_signal ? ckptfs::kExitClean : ckptfs::kExitFailed;
 }

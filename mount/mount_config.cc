@@ -42,6 +42,7 @@ struct RawOptions {
   char* cache_size = nullptr;
   char* prefetch = nullptr;
   char* uring = nullptr;
+  char* metrics_file = nullptr;
   int no_writeback_cache = 0;
   int page_cache = 0;
   int nonempty = 0;
@@ -93,6 +94,7 @@ const fuse_opt kOptionSpecs[] = {
     CKPTFS_OPT("cache_size=%s", cache_size),
     CKPTFS_OPT("prefetch=%s", prefetch),
     CKPTFS_OPT("uring=%s", uring),
+    CKPTFS_OPT("metrics_file=%s", metrics_file),
     CKPTFS_OPT("no_writeback_cache", no_writeback_cache),
     CKPTFS_OPT("page_cache", page_cache),
     CKPTFS_OPT("nonempty", nonempty),
@@ -245,6 +247,12 @@ Status ParseMountConfig(fuse_args* args, MountConfig* config) {
     }
     return Status::Invalid(std::string("option log_level=") + v +
                            ": expected trace, debug, info, warn, error, critical or off");
+  });
+  take(raw.metrics_file, [&](const char* v) -> Status {
+    // The daemon runs from / once it is in the background.
+    if (v[0] != '/') return Status::Invalid(std::string("option metrics_file=") + v + ": give an absolute path");
+    config->metrics_file = v;
+    return Status::Ok();
   });
   take(raw.uring, [&](const char* v) -> Status {
     if (std::strcmp(v, "auto") == 0) {
@@ -418,6 +426,8 @@ const char* MountOptionsHelp() {
          "    -o entry_timeout=S     kernel name cache seconds (default 1)\n"
          "    -o io=uring|posix      device write path (default uring)\n"
          "    -o read_ahead_kb=N     kernel readahead for the mount (default 1024, 0: kernel's)\n"
+         "    -o metrics_file=PATH   keep the mount's Prometheus metrics in PATH (rewritten\n"
+         "                           every 5 s, for node_exporter's textfile collector)\n"
          "    -o uring=auto|on|off   requests through FUSE over io_uring: where the kernel\n"
          "                           offers it (auto, the default), always (on: the mount\n"
          "                           fails where it cannot), or never (off)\n"

@@ -43,7 +43,14 @@ struct MountConfig {
   // -o cache_size=SIZE: the most the cache file grows to; 0: until the
   // filesystem under it is full.
   uint64_t cache_bytes = 0;
+  // -o metrics_file=PATH: the mount's Prometheus metrics, rewritten every
+  // kMetricsInterval (MetricsFile); empty: none.
+  std::string metrics_file;
 };
+
+// How often -o metrics_file= is rewritten: well inside the 15 s and more
+// that Prometheus scrapes node_exporter at.
+inline constexpr int kMetricsIntervalMs = 5000;
 
 // What a mount of a RADOS image loads ahead of a sequential reader unless
 // -o prefetch= says otherwise (MountOptions::prefetch_bytes).

@@ -1,6 +1,7 @@
 // ckptfs-stat: the daemon's counters for a mount point, as text, as JSON,
-// or live (--watch) as throughput per second. Reads the root's virtual
-// xattrs user.ckptfs.stats(.json): one FUSE round trip, cheap to poll.
+// in Prometheus's text format, or live (--watch) as throughput per second.
+// Reads the root's virtual xattrs user.ckptfs.stats(.json, .prom): one
+// FUSE round trip, cheap to poll.
 
 #include <chrono>
 #include <cstdio>
@@ -34,11 +35,14 @@ unsigned long long Moved(const nlohmann::json& prev, const nlohmann::json& now, 
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool json = false, watch = false;
+  bool json = false, prometheus = false, watch = false;
   double interval = 1.0;
   std::string mountpoint;
   ckptfs::tools::ToolApp app("ckptfs-stat", "Prints the counters of the ckptfs daemon serving MOUNTPOINT.");
-  app.add_flag("-j,--json", json, "machine-readable");
+  auto* json_flag = app.add_flag("-j,--json", json, "machine-readable");
+  app.add_flag("-p,--prometheus", prometheus,
+               "Prometheus text format (the metrics of -o metrics_file=), named ckptfs_*")
+      ->excludes(json_flag);
   app.add_flag("-w,--watch", watch, "one line per interval: write/read throughput, commits, free space");
   app.add_option("-i,--interval", interval, "seconds between --watch lines (default 1)")
       ->type_name("SEC")
@@ -46,7 +50,8 @@ int main(int argc, char** argv) {
   app.add_option("MOUNTPOINT", mountpoint, "where the store is mounted")->required();
   if (auto code = ckptfs::tools::ParseCommandLine(app, argc, argv, 2)) return *code;
   if (!watch) {
-    auto text = ReadMountAttribute(mountpoint, json ? "user.ckptfs.stats.json" : "user.ckptfs.stats");
+    const char* attribute = json ? "user.ckptfs.stats.json" : prometheus ? "user.ckptfs.stats.prom" : "user.ckptfs.stats";
+    auto text = ReadMountAttribute(mountpoint, attribute);
     if (!text.ok()) {
       std::fprintf(stderr, "ckptfs-stat: %s\n", text.status().ToString().c_str());
       return 1;
