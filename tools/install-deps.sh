@@ -6,6 +6,10 @@ packages=(
   fuse3 libfuse3-dev liburing-dev libzstd-dev libspdlog-dev libgtest-dev libisal-dev
   nlohmann-json3-dev libcli11-dev
   fio strace rsync attr python3-torch python3-numpy python3-matplotlib
+  # metrics_test parses the Prometheus output with the reference parser
+  python3-prometheus-client
+  # the Debian package (tools/package.sh) and its man pages
+  dpkg-dev help2man man-db
   ceph-mon ceph-mgr ceph-osd ceph-common librados-dev libradospp-dev
   # xfstests (tools/run-xfstests): its build and the programs its tests run
   xfslibs-dev uuid-dev uuid-runtime libtool-bin automake make libacl1-dev libaio-dev libattr1-dev

@@ -90,6 +90,14 @@ int main(int argc, char** argv) {
   app.add_flag("-r,--repair", repair,
                "fix what can be fixed; files with damaged bytes are kept, the bad ranges zeroed and named "
                "in xattr user.ckptfs.damaged and the files linked into /lost+found");
+  // fsck(8) runs fsck.ckptfs (this program) with its own conventions.
+  bool fsck_repair = false, check_only = false, force = false;
+  int progress_fd = -1;
+  app.add_flag("-a,-p,-y", fsck_repair, "fsck(8)'s automatic repair: the same as --repair");
+  app.add_flag("-n", check_only, "check only, change nothing (the default)");
+  app.add_flag("-f", force, "check even a store that looks clean (always done)");
+  app.add_option("-C", progress_fd, "fsck(8)'s progress descriptor (accepted, no progress is drawn)")
+      ->type_name("FD");
   app.add_flag("-q,--quiet", quiet, "print only errors, warnings and the verdict");
   app.add_option("-w,--wait", wait_seconds,
                  "if the store is in use (a daemon still flushing after fusermount3 -u), wait up to S "
@@ -103,6 +111,11 @@ int main(int argc, char** argv) {
   app.set_version_flag("-V,--version", std::string("ckptfs-fsck ") + CKPTFS_VERSION + " (format v1)");
   app.footer("Exit: 0 clean, 1 errors corrected, 4 errors left, 8 could not check, 16 usage.");
   if (auto code = ckptfs::tools::ParseCommandLine(app, argc, argv, kUsage)) return *code;
+  if (check_only && (repair || fsck_repair)) {
+    std::fprintf(stderr, "ckptfs-fsck: -n (change nothing) and a repair (-r, -a, -p, -y) exclude each other\n");
+    return kUsage;
+  }
+  repair = repair || fsck_repair;
   spdlog::set_level(spdlog::level::warn);  // the core's mount chatter is not fsck's report
   if (repair && ckptfs::IsRadosSpec(path)) {
     std::fprintf(stderr, "ckptfs-fsck: %s: an image in RADOS is not repaired in place; repair the store "
