@@ -20,6 +20,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "file_util.h"
@@ -179,11 +180,24 @@ TEST(MountConventions, MountTypeFuseCkptfsAndFstabWithTheInstalledBinary) {
   const std::string prefix = store.dir() + "/prefix";
   Output install = CaptureAll("cmake --install " + build + " --prefix " + prefix);
   ASSERT_EQ(install.rc, 0) << install.out;
-  for (const char* bin : {"ckptfs", "mkfs.ckptfs", "ckptfs-fsck", "ckptfs-stat", "ckpt-replay"}) {
+  // The tools in bin; mkfs.ckptfs and fsck.ckptfs (ckptfs-fsck) in sbin,
+  // where mkfs(8) and fsck(8) look for them.
+  for (const auto& [dir, bin, built] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{{"bin", "ckptfs", "ckptfs"},
+                                                                      {"sbin", "mkfs.ckptfs", "mkfs.ckptfs"},
+                                                                      {"bin", "ckptfs-fsck", "ckptfs-fsck"},
+                                                                      {"sbin", "fsck.ckptfs", "ckptfs-fsck"},
+                                                                      {"bin", "ckptfs-stat", "ckptfs-stat"},
+                                                                      {"bin", "ckptfs-tier", "ckptfs-tier"},
+                                                                      {"bin", "ckpt-replay", "ckpt-replay"}}) {
     // Only what this build made (ckpt-replay is optional: CKPTFS_BUILD_REPLAY).
-    if (access((MountedStore::BinDir() + "/" + bin).c_str(), X_OK) != 0) continue;
-    EXPECT_EQ(access((prefix + "/bin/" + bin).c_str(), X_OK), 0) << bin << " not installed:\n" << install.out;
+    if (access((MountedStore::BinDir() + "/" + built).c_str(), X_OK) != 0) continue;
+    EXPECT_EQ(access((prefix + "/" + dir + "/" + bin).c_str(), X_OK), 0) << bin << " not installed:\n" << install.out;
   }
+  // The unit runs the daemon where it was installed.
+  EXPECT_NE(ReadFile(prefix + "/lib/systemd/system/ckptfs@.service").find("ExecStart=" + prefix + "/bin/ckptfs "),
+            std::string::npos)
+      << install.out;
   ScopedLink link(prefix + "/bin/ckptfs", "/usr/local/bin/ckptfs");
   ASSERT_TRUE(link.ok());
   ForeignMountGuard guard(store);
