@@ -808,6 +808,24 @@ TEST_F(TierTest, TakeoverFencesAWriterThatWasOnlyHungSoItWritesTheImageNoMore) {
       90, std::chrono::milliseconds(500)))
       << status;
   EXPECT_EQ(TierFigure(node, "fenced"), 1u);
+  // Prometheus sees it too (read by the reference parser): the drain
+  // failing and why, fenced, and how far behind.
+  CommandOutput prom = Capture(MountedStore::BinDir() + "/ckptfs-stat --prometheus " + Q(node.mountpoint()) +
+                               " | /usr/bin/python3 " + CKPTFS_SOURCE_DIR + "/tests/integration/data/parse_prometheus.py");
+  ASSERT_EQ(prom.rc, 0) << prom.out;
+  const nlohmann::json metrics = nlohmann::json::parse(prom.out);
+  EXPECT_EQ(metrics["types"]["ckptfs_tier_behind_seconds"], "gauge");
+  EXPECT_EQ(metrics["types"]["ckptfs_tier_uploaded_bytes"], "counter");
+  bool failing = false, fenced = false, error_named = false, behind = false;
+  for (const auto& sample : metrics["samples"]) {
+    const std::string name = sample[0];
+    failing |= name == "ckptfs_tier_failing" && sample[2] == 1;
+    fenced |= name == "ckptfs_tier_fenced" && sample[2] == 1;
+    behind |= name == "ckptfs_tier_behind_seconds" && sample[2].get<double>() > 0;
+    error_named |= name == "ckptfs_tier_last_error_info" &&
+                   sample[1]["error"].get<std::string>().find("fenced off the cluster") != std::string::npos;
+  }
+  EXPECT_TRUE(failing && fenced && error_named && behind) << prom.out;
   // Then a wait says so at once instead of waiting out its time.
   const auto asked = std::chrono::steady_clock::now();
   EXPECT_NE(Wait(node, 60), 0);

@@ -84,8 +84,8 @@ grep -q '127.0.0.1' "$CEPH_CONF" || fail "the mon is not on 127.0.0.1"
 echo "== write and read an object"
 obj=$dir/obj.in
 head -c 3000000 /dev/urandom >"$obj"
-rados -p ckptfs put ckptfs-test-obj "$obj" || fail "rados put"
-rados -p ckptfs get ckptfs-test-obj "$dir/obj.out" || fail "rados get"
+timeout 120 rados -p ckptfs put ckptfs-test-obj "$obj" || fail "rados put"
+timeout 120 rados -p ckptfs get ckptfs-test-obj "$dir/obj.out" || fail "rados get"
 cmp -s "$obj" "$dir/obj.out" || fail "the object read back differs"
 size=$(ceph osd pool get ckptfs size -f json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["size"])')
 [[ $size == 1 ]] || fail "pool size $size on 1 OSD, not 1"
@@ -112,7 +112,7 @@ echo "== start again on the same data"
 "$script" start "$dir" || { fail "start again"; exit 1; }
 check_running "after the second start"
 rm -f "$dir/obj.out"
-rados -p ckptfs get ckptfs-test-obj "$dir/obj.out" || fail "rados get after the restart"
+timeout 120 rados -p ckptfs get ckptfs-test-obj "$dir/obj.out" || fail "rados get after the restart"
 cmp -s "$obj" "$dir/obj.out" || fail "the object read back after the restart differs"
 
 echo "== kill the OSD, start it again"
@@ -122,7 +122,7 @@ osd_pid=$(cat "$dir/run/osd.0.pid")
 "$script" osd-start "$dir" 0 || fail "osd-start"
 check_running "after osd-start"
 rm -f "$dir/obj.out"
-rados -p ckptfs get ckptfs-test-obj "$dir/obj.out" || fail "rados get after osd-start"
+timeout 120 rados -p ckptfs get ckptfs-test-obj "$dir/obj.out" || fail "rados get after osd-start"
 cmp -s "$obj" "$dir/obj.out" || fail "the object read back after osd-start differs"
 
 echo "== stop and destroy"
