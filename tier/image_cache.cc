@@ -13,6 +13,7 @@
 
 #include "util/coding.h"
 #include "util/crc32c.h"
+#include "util/replace_file.h"
 
 namespace ckptfs {
 namespace {
@@ -222,17 +223,8 @@ Status ImageCache::SaveIndex() {
   // Every piece the index lists was written before it was encoded: synced
   // now, they are on disk before the index that names them.
   if (::fdatasync(fd_) != 0) return Status::IOError("syncing cache " + path_, errno);
-  const std::string tmp = IndexPath(path_) + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return Status::IOError("writing " + tmp, errno);
-  const bool written = ::write(fd, index.data(), index.size()) == static_cast<ssize_t>(index.size()) &&
-                       ::fsync(fd) == 0;
-  ::close(fd);
-  if (!written || ::rename(tmp.c_str(), IndexPath(path_).c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return Status::IOError("saving the index of cache " + path_, errno);
-  }
-  return Status::Ok();
+  return ReplaceFile(IndexPath(path_), index, 0600, /*durable=*/true)
+      .WithContext("saving the index of cache " + path_);
 }
 
 }  // namespace ckptfs
