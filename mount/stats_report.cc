@@ -6,7 +6,6 @@
 
 #include <cinttypes>
 #include <cstdio>
-#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -287,10 +286,11 @@ class PrometheusWriter {
       bool millis = false;
       const std::string name = MetricName(group, f.first, f.kind, &millis);
       Type(name, f.kind, std::string(json_object) + "." + f.first + " of ckptfs-stat --json");
-      Sample(name, "", millis ? Seconds(f.second) : std::to_string(f.second));
+      Sample(name, "", millis ? Thousandths(f.second) : std::to_string(f.second));
     }
   }
-  static std::string Seconds(uint64_t ms) {
+  // An integer count of thousandths (milliseconds, milli-ratios) as a decimal.
+  static std::string Thousandths(uint64_t ms) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%" PRIu64 ".%03" PRIu64, ms / 1000, ms % 1000);
     return buf;
@@ -316,9 +316,9 @@ std::string RenderStatsPrometheus(const StoreStats& store, const FuseCounters& f
   w.Fields("", "store", fields);
   const uint64_t wa = WriteAmplificationMilli(store), ratio = CompressionRatioMilli(store);
   w.Type("ckptfs_write_amplification_ratio", kGauge, "device bytes per user byte (write_amplification_milli / 1000)");
-  w.Sample("ckptfs_write_amplification_ratio", "", PrometheusWriter::Seconds(wa));
+  w.Sample("ckptfs_write_amplification_ratio", "", PrometheusWriter::Thousandths(wa));
   w.Type("ckptfs_compression_ratio", kGauge, "file bytes per stored byte of what is live (compression_ratio_milli / 1000)");
-  w.Sample("ckptfs_compression_ratio", "", PrometheusWriter::Seconds(ratio));
+  w.Sample("ckptfs_compression_ratio", "", PrometheusWriter::Thousandths(ratio));
   w.Type("ckptfs_read_only", kGauge, "1 when the store is read-only (mounted so, or after a failed commit)");
   w.Sample("ckptfs_read_only", "", store.read_only ? "1" : "0");
   w.Type("ckptfs_channel_info", kGauge, "how requests reach the daemon (channel), as a label");
