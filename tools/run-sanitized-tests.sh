@@ -37,9 +37,11 @@ build() {
   shift
   # -O1 with line tables: quick to build, fast enough to run, and reports
   # still name the lines.
+  local started=$SECONDS
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g1" \
     -DCKPTFS_BUILD_REPLAY=OFF "${config[@]}" >/dev/null
   cmake --build "$dir" -j"$jobs" --target "$@"
+  echo "run-sanitized-tests: built $dir in $((SECONDS - started)) s"
 }
 
 for step in "${steps[@]}"; do

@@ -7,8 +7,22 @@
 # what CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/install-deps.sh
-bash tools/build.sh
+# Each step's wall time, printed as it ends and again, all together, at exit.
+run_started=$(date +%s)
+step_times=()
+# timed NAME CMD...: runs CMD, prints and records how long it took; returns its status.
+timed() {
+  local name=$1 started status=0
+  shift
+  started=$(date +%s)
+  echo "== run-tests: $name"
+  "$@" || status=$?
+  step_times+=("$(printf '%6d s  %s%s' $(($(date +%s) - started)) "$name" "$([ $status -eq 0 ] || echo " (failed: $status)")")")
+  echo "== run-tests: $name took $(($(date +%s) - started)) s"
+  return $status
+}
+timed install-deps bash tools/install-deps.sh
+timed build bash tools/build.sh
 ckptfs_mounts() { grep -E ' fuse\.ckptfs ' /proc/mounts | awk '{print $2}' | sort || true; }
 # ceph_daemons: "PID COMMAND LINE" of each live ceph-mon, ceph-mgr and ceph-osd (zombies are gone already).
 ceph_daemons() {
@@ -74,6 +88,9 @@ finish() {
       echo "run-tests: the Ceph test cluster's data and logs stay in $ceph_dir" >&2
     fi
   fi
+  echo "== run-tests: step times"
+  printf '%s\n' "${step_times[@]}"
+  printf '%6d s  total\n' $(($(date +%s) - run_started))
   exit "$status"
 }
 trap finish EXIT
@@ -83,23 +100,25 @@ trap 'exit 129' HUP
 
 status=0
 ceph_dir=$(mktemp -d /var/tmp/ckptfs-ci-ceph.XXXXXX)
-tools/ceph-dev-cluster start "$ceph_dir" --osds 3 >/dev/null
+timed ceph-cluster-start tools/ceph-dev-cluster start "$ceph_dir" --osds 3 >/dev/null
 export CKPTFS_CEPH_DIR=$ceph_dir
-(cd build && ctest --output-on-failure --timeout 600) || status=$?
+timed ctest bash -c 'cd build && ctest --output-on-failure --timeout 600' || status=$?
 # The integration suite again with every mount over FUSE over io_uring
 # (-o uring=on; the machine's setting is on for this step only, and put
 # back by finish whatever happens). Its own UringChannelTest ran above.
 if [ "$uring_was" != unsupported ]; then
   tools/fuse-uring set Y
-  CKPTFS_TEST_MOUNT_OPTIONS=uring=on build/bin/integration_tests --gtest_brief=1 \
-    --gtest_filter='-UringChannelTest.*' || status=$?
+  CKPTFS_TEST_MOUNT_OPTIONS=uring=on timed integration-over-io_uring \
+    build/bin/integration_tests --gtest_brief=1 --gtest_filter='-UringChannelTest.*' || status=$?
   tools/fuse-uring set "$uring_was"
 fi
 # xfstests' cases of what the mount was fixed for (tests/xfstests/ci),
 # built and run in a directory of their own, removed after.
 xfstests_dir=$(mktemp -d /var/tmp/ckptfs-ci-xfstests.XXXXXX)
-tools/run-xfstests --work "$xfstests_dir" --list tests/xfstests/ci || status=$?
+timed xfstests tools/run-xfstests --work "$xfstests_dir" --list tests/xfstests/ci || status=$?
 rm -rf -- "$xfstests_dir"
 # Clang's lock analysis and the sanitized runs (tools/run-sanitized-tests.sh).
-bash tools/run-sanitized-tests.sh || status=$?
+for sanitized_step in clang tsan asan; do
+  timed "sanitized-$sanitized_step" bash tools/run-sanitized-tests.sh "$sanitized_step" || status=$?
+done
 exit $status
