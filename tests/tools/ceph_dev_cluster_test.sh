@@ -87,7 +87,8 @@ head -c 3000000 /dev/urandom >"$obj"
 timeout 120 rados -p ckptfs put ckptfs-test-obj "$obj" || fail "rados put"
 timeout 120 rados -p ckptfs get ckptfs-test-obj "$dir/obj.out" || fail "rados get"
 cmp -s "$obj" "$dir/obj.out" || fail "the object read back differs"
-size=$(ceph osd pool get ckptfs size -f json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["size"])')
+size=$(ceph osd pool get ckptfs size -f json |
+  PYTHONPATH="$(dirname "$script")/python" /usr/bin/python3 -m ckptfs_tools.json_field - size)
 [[ $size == 1 ]] || fail "pool size $size on 1 OSD, not 1"
 # Healthy still (a passing warning, such as slow ops on a loaded machine,
 # gets a minute to clear).

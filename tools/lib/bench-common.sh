@@ -14,6 +14,7 @@
 # the store's binaries are found in $BIN, which the script sets.
 
 BENCH_PROG=${BENCH_PROG:-$(basename -- "$0" .sh)}
+BENCH_TOOLS_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)  # tools/
 BENCH_AT_EXIT=()       # commands for the EXIT trap, quoted; run last first
 BENCH_DAEMON_PID=''    # the daemon of the last bench_mount or bench_mount_fg
 BENCH_FG_PID=''        # the daemon bench_mount_fg started, until it is waited for
@@ -75,11 +76,16 @@ bench_need_positive() {
   [[ "$2" =~ ^[1-9][0-9]*$ ]] || { bench_say "$1 needs a positive integer"; exit 2; }
 }
 
-# bench_python: sets PY to Debian's python3 (the first one on PATH may be another installation), else python3.
+# bench_python: sets PY to Debian's python3 (the first one on PATH may be another installation), else python3,
+# and puts tools/python, the scripts' modules (ckptfs_tools), on PYTHONPATH.
 bench_python() {
   PY=/usr/bin/python3
   [[ -x $PY ]] || PY=python3
+  export PYTHONPATH="$BENCH_TOOLS_DIR/python${PYTHONPATH:+:$PYTHONPATH}"
 }
+
+# bench_py MODULE ARG...: runs ckptfs_tools.MODULE (tools/python) with PY; bench_python first.
+bench_py() { "$PY" -m "ckptfs_tools.$1" "${@:2}"; }
 
 # bench_logged LOG CMD...: runs CMD with its output in $WORK/LOG; on failure shows the log's end and returns CMD's status.
 bench_logged() {
