@@ -7,7 +7,8 @@
 # what CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Each step's wall time, printed as it ends and again, all together, at exit.
+# Each step's wall time, printed (to stderr, which no step's redirection
+# hides) as it ends and again, all together, at exit.
 run_started=$(date +%s)
 step_times=()
 # timed NAME CMD...: runs CMD, prints and records how long it took; returns its status.
@@ -15,10 +16,10 @@ timed() {
   local name=$1 started status=0
   shift
   started=$(date +%s)
-  echo "== run-tests: $name"
+  echo "== run-tests: $name" >&2
   "$@" || status=$?
   step_times+=("$(printf '%6d s  %s%s' $(($(date +%s) - started)) "$name" "$([ $status -eq 0 ] || echo " (failed: $status)")")")
-  echo "== run-tests: $name took $(($(date +%s) - started)) s"
+  echo "== run-tests: $name took $(($(date +%s) - started)) s" >&2
   return $status
 }
 timed install-deps bash tools/install-deps.sh
@@ -45,6 +46,12 @@ end_daemons() {
     done
   done
   echo "run-tests: still running after SIGKILL: $alive" >&2
+}
+# check_skips: fails if a report under $CKPTFS_TEST_REPORTS has a skipped
+# test that tests/allowed-skips does not list.
+check_skips() {
+  PYTHONPATH=$PWD/tools/python /usr/bin/python3 -m ckptfs_tools.skips --allowed tests/allowed-skips \
+    "$CKPTFS_TEST_REPORTS/ctest.xml" "$CKPTFS_TEST_REPORTS/gtest"
 }
 before=$(ckptfs_mounts)
 ceph_before=$(ceph_daemons)
@@ -102,7 +109,17 @@ status=0
 ceph_dir=$(mktemp -d /var/tmp/ckptfs-ci-ceph.XXXXXX)
 timed ceph-cluster-start tools/ceph-dev-cluster start "$ceph_dir" --osds 3 >/dev/null
 export CKPTFS_CEPH_DIR=$ceph_dir
-timed ctest bash -c 'cd build && ctest --output-on-failure --timeout 600' || status=$?
+# Every run's report, for the check of skipped tests at the end: ctest's
+# JUnit XML, and a JSON file from each GoogleTest process (GTEST_OUTPUT names
+# a directory: each writes BINARY.json there, BINARY_N.json after the first),
+# the sanitized builds' and the binaries ctest does not split up included.
+CKPTFS_TEST_REPORTS=$PWD/build/test-reports
+rm -rf -- "$CKPTFS_TEST_REPORTS"
+mkdir -p "$CKPTFS_TEST_REPORTS/gtest"
+export GTEST_OUTPUT=json:$CKPTFS_TEST_REPORTS/gtest/
+timed ctest bash -c 'cd build && ctest --output-on-failure --timeout 600 --output-junit "$1"' _ \
+  "$CKPTFS_TEST_REPORTS/ctest.xml" ||
+  status=$?
 # The integration suite again with every mount over FUSE over io_uring
 # (-o uring=on; the machine's setting is on for this step only, and put
 # back by finish whatever happens). Its own UringChannelTest ran above.
@@ -121,4 +138,12 @@ rm -rf -- "$xfstests_dir"
 for sanitized_step in clang tsan asan; do
   timed "sanitized-$sanitized_step" bash tools/run-sanitized-tests.sh "$sanitized_step" || status=$?
 done
+# A skipped test is a check that did not happen: under CI it fails the run
+# unless tests/allowed-skips lists it with the reason; elsewhere (a machine
+# without torch, say) the skips are listed and the run goes on.
+if [ "${CI:-}" = true ]; then
+  timed skipped-tests check_skips || status=$?
+else
+  timed skipped-tests check_skips || echo "run-tests: tests were skipped (CI fails on that)" >&2
+fi
 exit $status
