@@ -26,7 +26,7 @@ constexpr size_t kMaxAppend = 1 << 20;  // the FUSE max write; one stored extent
 // read-ahead is for readers who leave the device idle. With more it adds no
 // parallelism, only work: eight readers of a RADOS image restored 10-15%
 // slower with it on two cores, where one reader read 40-60% faster
-// (docs/benchmarks.md, "Reading ahead of a restore").
+// (docs/tuning.md#read-ahead-gate).
 constexpr unsigned kMaxReadsForReadAhead = 2;
 
 DataLogOptions DataLogOptionsFor(const MountOptions& options) {

@@ -185,7 +185,7 @@ ckptfs::Result<std::unique_ptr<ckptfs::FileSystem>> OpenRadosImage(const ckptfs:
   // runs per reader are all the cache needs, and the windows of the two
   // readers at most that load ahead (-o prefetch) fit too. A 64 MiB one
   // cost the daemon a tenth more CPU in a restore, its runs' memory cycling
-  // through more pages (docs/benchmarks.md, "Reading ahead of a restore").
+  // through more pages (docs/tuning.md#image-run-cache).
   options.run_cache_bytes = 16ull << 20;
   return ckptfs::OpenFileSystemOnDevice(std::move(device), options);
 }
@@ -265,7 +265,7 @@ int main(int argc, char* argv[]) {
     // (MADV_DONTNEED) for the next replies to fault in again, 4 KiB at a
     // time: 40 000-60 000 faults a 1.7 GB restore, and the socket copies and
     // CRCs into those cold pages cost twice as much a byte as into warm ones
-    // (docs/benchmarks.md, "Replies' pages kept mapped").
+    // (docs/tuning.md#image-mount-malloc).
     mallopt(M_MMAP_THRESHOLD, 4 << 20);
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
   }

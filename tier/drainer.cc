@@ -510,13 +510,13 @@ Status Drainer::SendLocked(const std::vector<Piece>& pieces, uint64_t segment_by
   // 64 KiB checksum blocks: BlueStore's default blob size caps them there
   // anyway; asking for no more keeps a restore, which reads runs (4 KiB-
   // aligned, up to 1 MiB) anywhere in an object, from reading more than a
-  // block extra on a cluster with larger blobs (docs/benchmarks.md,
-  // "Telling the OSDs what a segment object is").
+  // block extra on a cluster with larger blobs
+  // (docs/tuning.md#allocation-hint).
   const RadosImage::WriteOnceHint hint{segment_bytes, 64 << 10};
   // A piece on its way from the local store: read and checksummed by
   // piece_readers_, so that the reads of the next pieces overlap each other
   // and the writes in flight. Read serially by the drain thread, they took 4
-  // of the 7 s a 1.7 GB drain lasted (docs/benchmarks.md).
+  // of the 7 s a 1.7 GB drain lasted (docs/tuning.md#drain-reads-ahead).
   struct Loaded {
     Result<bool> unchanged = false;  // false: the segment was handed out again
     std::optional<RadosImage::Payload> payload;  // when unchanged

@@ -64,8 +64,8 @@ namespace ckptfs {
 struct DrainOptions {
   // One RADOS write, and one chunk of the image. 2 MiB: on the 3-OSD dev
   // cluster the OSDs spent 3.8-4.0 s of CPU per GB of 2 MiB writes against
-  // 6.4-7.1 s for 4 MiB, and the drain ran 1.15x faster (docs/benchmarks.md,
-  // "The drain's write size"). -o drain_write= sets it per mount.
+  // 6.4-7.1 s for 4 MiB, and the drain ran 1.15x faster
+  // (docs/tuning.md#drain-write-size). -o drain_write= sets it per mount.
   uint64_t chunk_bytes = 2ull << 20;
   unsigned max_in_flight = 8;         // writes outstanding at once
   unsigned reads_ahead = 2;           // local reads of the next pieces meanwhile

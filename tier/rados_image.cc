@@ -41,8 +41,8 @@ constexpr const char* kCephDefaultMessengerThreads = "3";
 // here), and each keeps its own malloc arena, which holds its own peak of
 // reply buffers. On two cores the default three contended with the FUSE
 // threads and readers for them, and their three arenas' first touch was
-// 17 000 page faults a restore against 8 000 for one (docs/benchmarks.md,
-// "Fewer messenger threads on a small node").
+// 17 000 page faults a restore against 8 000 for one
+// (docs/tuning.md#messenger-threads).
 unsigned MessengerThreadsFor(unsigned cores) { return std::clamp(cores / 2, 1u, 3u); }
 
 // The cores this process may run on (its affinity, which cpusets narrow).
@@ -306,7 +306,8 @@ std::unique_ptr<RadosImage::Op> RadosImage::StartWrite(const std::string& oid, P
   // A message carries its operations' inputs one after another, and an
   // OSD writes a buffer as it is only where it is page-aligned: the bytes go
   // first, since behind the xattr's name and value every write was copied
-  // into a new buffer (5% of the OSDs' CPU in a drain: docs/benchmarks.md).
+  // into a new buffer (5% of the OSDs' CPU in a drain:
+  // docs/tuning.md#write-bytes-first).
   // The operation applies whole or not at all, so the checks after the
   // write still keep it out. What carries no input goes before it: create,
   // or the existence check that keeps the ENOENT the leading cmpxattr gave
@@ -357,8 +358,8 @@ std::unique_ptr<RadosImage::Op> RadosImage::StartRead(const std::string& oid, ch
   // A segment's bytes are read once per node (a restore, an evicted run
   // brought back, fsck): kept in the OSD's cache they would only push out
   // what it holds for others, and putting them there and trimming them
-  // again cost the OSDs 13% of their CPU in a restore (docs/benchmarks.md,
-  // "Reads the OSDs do not cache").
+  // again cost the OSDs 13% of their CPU in a restore
+  // (docs/tuning.md#osd-reads-nocache).
   op.set_op_flags2(LIBRADOS_OP_FLAG_FADVISE_NOCACHE);
   const int ret = connection_->io.aio_operate(oid, s->completion, &op, nullptr);
   if (ret < 0) s->submit_error = ret;  // never submitted: Wait reports it

@@ -22,8 +22,7 @@ inline constexpr uint64_t AlignDown(uint64_t v, uint64_t a) { return v / a * a; 
 // mode, Debian's default). An O_DIRECT transfer through one then pins one
 // page per 2 MiB instead of 512 and goes down as one block request instead
 // of several (a virtio disk takes at most 254 segments a request), and a
-// fresh buffer faults in once per 2 MiB (docs/benchmarks.md, "Huge pages
-// under the drain's reads and the burst's writes").
+// fresh buffer faults in once per 2 MiB (docs/tuning.md#huge-page-buffers).
 inline constexpr size_t kHugePageSize = 2 << 20;
 inline constexpr size_t DirectIoAlignment(size_t size) { return size >= kHugePageSize ? kHugePageSize : kBlockSize; }
 // For memory aligned by DirectIoAlignment, before its first touch. Only

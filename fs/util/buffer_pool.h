@@ -11,9 +11,9 @@
 // pieces a torch.save writes between tensors), so there is a shelf per size
 // class: the capacity, half of it, a quarter, ... down to the smallest
 // class. A buffer is taken from the smallest class that holds the size, so
-// it is never more than twice the size asked for (docs/benchmarks.md, "Small
-// runs on a shelf too": fresh small runs were half the daemon's page faults
-// in a restore from RADOS).
+// it is never more than twice the size asked for
+// (docs/tuning.md#run-buffer-size-classes: fresh small runs were half the
+// daemon's page faults in a restore from RADOS).
 //
 // The shelves together keep at most `max_free` buffers of the largest
 // class's worth of bytes, whichever classes they hold, so adding classes

@@ -2,8 +2,8 @@
 // which picks at first call the fastest code the CPU has (AVX-512
 // VPCLMULQDQ folding, else SSE4.2 crc32 with PCLMULQDQ). It measured 7.7x
 // faster than a hand-written three-stream SSE4.2 loop at 4 KiB and 2.9x at
-// 1 MiB, and its SSE4.2 path alone 2.8x and 0.97x (docs/benchmarks.md,
-// "CRC32C").
+// 1 MiB, and its SSE4.2 path alone 2.8x and 0.97x
+// (docs/tuning.md#crc32c-isa-l).
 #include "util/crc32c.h"
 
 #include <isa-l/crc.h>

@@ -93,7 +93,7 @@ void ShapedWords(PayloadKind kind, uint64_t seed, uint64_t first_word, std::span
 // held generation to a quarter of that speed. A verifying reader compares
 // against that array directly: made into a 1 MiB scratch and compared there,
 // the expected bytes cost a copy more, and random payload verified at 11
-// GB/s a core instead of 22 (docs/benchmarks.md, "A reader that verifies").
+// GB/s a core instead of 22 (docs/tuning.md#payload-verify-in-place).
 template <typename Block>
 void ForEachExpected(PayloadKind kind, uint64_t seed, uint64_t file_offset, size_t size, Block block) {
   constexpr size_t kBlockWords = 512;

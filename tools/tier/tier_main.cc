@@ -56,11 +56,10 @@ uint64_t TierField(const nlohmann::json& stats, const char* key) { return stats[
 // How long Wait pauses between two reads of the stats. Each read is a FUSE
 // round trip and a JSON report the daemon writes and this tool parses:
 // every 10 ms, a drain's wait took 1% of the two cores the drain shares
-// with the OSDs on the test machine (docs/benchmarks.md, "Huge pages under
-// the drain's reads and the burst's writes"). So the pause is
-// half the time the drain needs for what it is behind at the rate it sent
-// since the last read: few reads while it is far behind, and reads 10 ms
-// apart as it ends, so that the caller learns of the end as soon.
+// with the OSDs on the test machine (docs/tuning.md#tier-wait-pacing). So
+// the pause is half the time the drain needs for what it is behind at the
+// rate it sent since the last read: few reads while it is far behind, and
+// reads 10 ms apart as it ends, so that the caller learns of the end as soon.
 class WaitPacer {
  public:
   static constexpr std::chrono::milliseconds kShortest{10};
