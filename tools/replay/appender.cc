@@ -19,10 +19,10 @@ Appender::~Appender() { (void)Stop(); }
 
 Status Appender::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   if (thread_.joinable()) thread_.join();
   return error_;
 }
@@ -52,11 +52,20 @@ void Appender::Run() {
     }
     bytes_.fetch_add(record.size());
     next += kTick;
-    std::unique_lock<std::mutex> lock(mu_);
-    if (wake_.wait_until(lock, next, [&] { return stopping_; })) break;
+    if (WaitUntilStopping(next)) break;
   }
   error_ = Fsync(fd, path_);
   if (error_.ok()) error_ = owned.Close(path_);
+}
+
+bool Appender::WaitUntilStopping(std::chrono::steady_clock::time_point deadline) {
+  MutexLock lock(&mu_);
+  while (!stopping_) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    wake_.WaitFor(&mu_, deadline - now);
+  }
+  return true;
 }
 
 }  // namespace ckptfs::replay

@@ -7,13 +7,13 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
+#include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "ckptfs/status.h"
+#include "util/mutex.h"
 
 namespace ckptfs::replay {
 
@@ -32,13 +32,15 @@ class Appender {
 
  private:
   void Run();
+  // Waits until `deadline` or Stop; true if stopping.
+  bool WaitUntilStopping(std::chrono::steady_clock::time_point deadline) EXCLUDES(mu_);
 
   const std::string path_;
   const uint64_t bytes_per_s_;
   std::atomic<uint64_t> bytes_{0};
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool stopping_ = false;  // guarded by mu_
+  Mutex mu_;
+  CondVar wake_;
+  bool stopping_ GUARDED_BY(mu_) = false;
   Status error_;           // set by the thread before it exits; read after join
   std::thread thread_;
 };

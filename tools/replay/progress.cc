@@ -12,9 +12,10 @@ ProgressBar::ProgressBar(std::string label, uint64_t total_bytes, bool enabled)
     : label_(std::move(label)), total_(total_bytes), enabled_(enabled) {
   if (!enabled_) return;
   painter_ = std::thread([this] {
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (!wake_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stopping_; })) {
-      Draw(false);
+    MutexLock lock(&mutex_);
+    while (!stopping_) {
+      // Woken early (by the destructor, or spuriously): check again first.
+      if (!wake_.WaitFor(&mutex_, std::chrono::milliseconds(200)) && !stopping_) Draw(false);
     }
   });
 }
@@ -22,10 +23,10 @@ ProgressBar::ProgressBar(std::string label, uint64_t total_bytes, bool enabled)
 ProgressBar::~ProgressBar() {
   if (!enabled_) return;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     stopping_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   painter_.join();
   Draw(true);
 }

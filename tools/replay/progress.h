@@ -4,11 +4,11 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <thread>
+
+#include "util/mutex.h"
 
 namespace ckptfs::replay {
 
@@ -31,9 +31,9 @@ class ProgressBar {
   uint64_t total_;
   bool enabled_;
   std::atomic<uint64_t> done_{0};
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
+  Mutex mutex_;
+  CondVar wake_;
+  bool stopping_ GUARDED_BY(mutex_) = false;
   std::thread painter_;
 };
 
