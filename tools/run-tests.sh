@@ -65,6 +65,11 @@ uring_was=$(tools/fuse-uring status)
 finish() {
   local status=$? leftover
   set +e
+  # The background builds, if the run ended before they did.
+  if [ -n "${sanitized_builds_pid:-}" ] && kill -0 "$sanitized_builds_pid" 2>/dev/null; then
+    kill -TERM -- "-$sanitized_builds_pid" 2>/dev/null
+    wait "$sanitized_builds_pid" 2>/dev/null
+  fi
   # The machine's FUSE over io_uring setting, as the run found it.
   if [ "$uring_was" = Y ] || [ "$uring_was" = N ]; then
     [ "$(tools/fuse-uring status)" = "$uring_was" ] || tools/fuse-uring set "$uring_was" || status=1
@@ -88,6 +93,7 @@ finish() {
     end_daemons "$leftover"
     status=1
   fi
+  [ -z "${xfstests_dir:-}" ] || rm -rf -- "$xfstests_dir"
   if [ -n "$ceph_dir" ]; then
     if [ "$status" -eq 0 ]; then
       rm -rf -- "$ceph_dir"
@@ -106,6 +112,18 @@ trap 'exit 143' TERM
 trap 'exit 129' HUP
 
 status=0
+# The sanitized builds (tools/run-sanitized-tests.sh) go on in the
+# background while the suites below run, at the lowest CPU priority: those
+# suites mostly wait (on mounts, fsync, the OSDs) and the compilers take what
+# they leave, so the builds cost the run little time and the tests little
+# CPU. Their own session, so that finish can end them all.
+# xfstests is built the same way, first (it is needed sooner), in the
+# directory its run uses.
+xfstests_dir=$(mktemp -d /var/tmp/ckptfs-ci-xfstests.XXXXXX)
+sanitized_builds_log=$PWD/build/sanitized-builds.log
+setsid nice -n 19 bash -c 'tools/run-xfstests --work "$1" --build-only; echo $? >"$1/.build-status"
+  bash tools/run-sanitized-tests.sh --build-only tsan asan' _ "$xfstests_dir" >"$sanitized_builds_log" 2>&1 &
+sanitized_builds_pid=$!
 ceph_dir=$(mktemp -d /var/tmp/ckptfs-ci-ceph.XXXXXX)
 timed ceph-cluster-start tools/ceph-dev-cluster start "$ceph_dir" --osds 3 >/dev/null
 export CKPTFS_CEPH_DIR=$ceph_dir
@@ -129,15 +147,47 @@ if [ "$uring_was" != unsupported ]; then
     build/bin/integration_tests --gtest_brief=1 --gtest_filter='-UringChannelTest.*' || status=$?
   tools/fuse-uring set "$uring_was"
 fi
-# xfstests' cases of what the mount was fixed for (tests/xfstests/ci),
-# built and run in a directory of their own, removed after.
-xfstests_dir=$(mktemp -d /var/tmp/ckptfs-ci-xfstests.XXXXXX)
+# xfstests' cases of what the mount was fixed for (tests/xfstests/ci), in
+# the directory of their own the background build used (once that build
+# has ended; if it failed, the run builds again and says why), removed
+# after.
+while [ ! -e "$xfstests_dir/.build-status" ] && kill -0 "$sanitized_builds_pid" 2>/dev/null; do sleep 1; done
 timed xfstests tools/run-xfstests --work "$xfstests_dir" --list tests/xfstests/ci || status=$?
-rm -rf -- "$xfstests_dir"
-# Clang's lock analysis and the sanitized runs (tools/run-sanitized-tests.sh).
-for sanitized_step in clang tsan asan; do
-  timed "sanitized-$sanitized_step" bash tools/run-sanitized-tests.sh "$sanitized_step" || status=$?
-done
+# The sanitized runs, the Clang one with the lock analysis
+# (tools/run-sanitized-tests.sh), once their builds are done; a failed build
+# fails the run with its log's end.
+wait_for_sanitized_builds() {
+  local rc=0
+  wait "$sanitized_builds_pid" || rc=$?
+  sanitized_builds_pid=''
+  grep 'run-sanitized-tests: built' "$sanitized_builds_log" || true
+  if [ "$rc" -ne 0 ]; then
+    echo "run-tests: the sanitized builds failed ($rc):" >&2
+    tail -n 40 "$sanitized_builds_log" >&2
+  fi
+  return "$rc"
+}
+# The two run side by side, each with its output in a log shown when both
+# are done: their tests are mostly one busy thread at a time, and on two
+# cores the pair takes two thirds of the time of one after the other.
+run_sanitized() {
+  local step pids=() rc=0
+  for step in tsan asan; do
+    bash tools/run-sanitized-tests.sh "$step" >"build/sanitized-$step.log" 2>&1 &
+    pids+=($!)
+  done
+  for step in 0 1; do wait "${pids[$step]}" || rc=1; done
+  for step in tsan asan; do
+    echo "== run-tests: tools/run-sanitized-tests.sh $step"
+    cat "build/sanitized-$step.log"
+  done
+  return $rc
+}
+if timed sanitized-builds wait_for_sanitized_builds; then
+  timed sanitized-tests run_sanitized || status=$?
+else
+  status=1
+fi
 # A skipped test is a check that did not happen: under CI it fails the run
 # unless tests/allowed-skips lists it with the reason; elsewhere (a machine
 # without torch, say) the skips are listed and the run goes on.

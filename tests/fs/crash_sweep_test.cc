@@ -30,7 +30,10 @@
 //
 // Knobs: CKPTFS_CRASH_SWEEP_STORE_MIB=n sets the store size (default 48);
 // CKPTFS_CRASH_SWEEP_STRIDE=n sweeps every n-th cut point (1 = every
-// write; the default keeps about 150 cut points); CKPTFS_CRASH_SWEEP_SEEDS=n
+// write; the default keeps about 150 cut points);
+// CKPTFS_CRASH_SWEEP_POINTS=n keeps about n cut points in every sweep,
+// spread over the whole burst (the sanitized runs, where a mount costs ten
+// times as much, check the same paths at fewer points); CKPTFS_CRASH_SWEEP_SEEDS=n
 // checks n random-loss images per cut point (default 1);
 // CKPTFS_CRASH_SWEEP_ONLY=k runs the single cut point k (for reproducing a
 // failure; the seed in a failure message is cut + i * 1000003).
@@ -910,6 +913,8 @@ class CrashSweep : public ::testing::Test {
 
     const long only = EnvInt("CKPTFS_CRASH_SWEEP_ONLY", 0);
     long stride = EnvInt("CKPTFS_CRASH_SWEEP_STRIDE", 0);
+    const long points = EnvInt("CKPTFS_CRASH_SWEEP_POINTS", 0);
+    if (points > 0) default_points = static_cast<int>(std::min<long>(points, default_points));
     if (stride <= 0) stride = std::max<long>(1, (total + default_points - 1) / default_points);
     std::vector<uint64_t> cuts;
     if (only > 0) {
