@@ -59,6 +59,18 @@ class ResultsTest(unittest.TestCase):
         self.assertTrue(any(l.startswith("| restore from RADOS (read) vs rados bench seq | 0.85x") and "missed" in l
                             for l in lines), text)
 
+    def test_without_bench_tier_the_page_says_so(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "bench-all.json")
+            with open(path, "w") as f:
+                json.dump(bench_all_report(), f)
+            out = os.path.join(d, "results.md")
+            with redirect_stderr(io.StringIO()):
+                self.assertEqual(results.main(["--bench-all", path, "--out", out]), 0)
+            with open(out) as f:
+                text = f.read()
+        self.assertIn("No bench-tier run is recorded here yet", text)
+
     def test_a_bad_report_is_an_error(self):
         with tempfile.TemporaryDirectory() as d:
             bad = os.path.join(d, "bench-all.json")

@@ -59,6 +59,14 @@ def bench_tier_section(report: dict, source: str) -> list[str]:
     return lines + [""]
 
 
+# The section when bench-tier's data is not there yet.
+NO_TIER_SECTION = ["## Draining to Ceph RADOS and restoring from it (tools/bench-tier)", "",
+                   "No bench-tier run is recorded here yet: run `tools/bench-tier --store-dir DIR --out "
+                   "docs/results/bench-tier`, then `tools/update-results`. The last figures are in the "
+                   "lab notebook (docs/archive/benchmarks-2026-12.md, \"The target rows after both changes\" "
+                   "and \"Reads the OSDs do not cache\").", ""]
+
+
 def render(sections: list[list[str]]) -> str:
     head = ["# Results", "",
             "The current figures of ckptfs against the plain filesystem on the same device and against",
@@ -83,6 +91,8 @@ def main(argv=None) -> int:
         if args.bench_tier:
             with open(args.bench_tier) as f:
                 sections.append(bench_tier_section(json.load(f), shown(args.bench_tier)))
+        else:
+            sections.append(NO_TIER_SECTION)
     except (OSError, ValueError, KeyError) as e:
         print(f"results: cannot read a report: {e!r}", file=sys.stderr)
         return 1
