@@ -13,13 +13,14 @@ run_started=$(date +%s)
 step_times=()
 # timed NAME CMD...: runs CMD, prints and records how long it took; returns its status.
 timed() {
-  local name=$1 started status=0
+  local name=$1 started took status=0
   shift
   started=$(date +%s)
   echo "== run-tests: $name" >&2
   "$@" || status=$?
-  step_times+=("$(printf '%6d s  %s%s' $(($(date +%s) - started)) "$name" "$([ $status -eq 0 ] || echo " (failed: $status)")")")
-  echo "== run-tests: $name took $(($(date +%s) - started)) s" >&2
+  took=$(($(date +%s) - started))
+  step_times+=("$(printf '%6d s  %s%s' "$took" "$name" "$([ $status -eq 0 ] || echo " (failed: $status)")")")
+  echo "== run-tests: $name took $took s" >&2
   return $status
 }
 timed install-deps bash tools/install-deps.sh
@@ -171,12 +172,12 @@ wait_for_sanitized_builds() {
 # are done: their tests are mostly one busy thread at a time, and on two
 # cores the pair takes two thirds of the time of one after the other.
 run_sanitized() {
-  local step pids=() rc=0
+  local step pid pids=() rc=0
   for step in tsan asan; do
     bash tools/run-sanitized-tests.sh "$step" >"build/sanitized-$step.log" 2>&1 &
     pids+=($!)
   done
-  for step in 0 1; do wait "${pids[$step]}" || rc=1; done
+  for pid in "${pids[@]}"; do wait "$pid" || rc=1; done
   for step in tsan asan; do
     echo "== run-tests: tools/run-sanitized-tests.sh $step"
     cat "build/sanitized-$step.log"

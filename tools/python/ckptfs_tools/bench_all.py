@@ -21,7 +21,7 @@ import re
 import sys
 
 from . import machine, replay_report
-from .figures import f3, median, median_ratio, meets, missed_by, parse_size
+from .figures import f3, median, median_ratio, parse_size, target_row
 
 GiB = 2**30
 SHARDS = ["8x4k", "8x64k", "16x4k", "16x64k"]
@@ -60,23 +60,6 @@ def memory_budget(mount_opts: str, default: int = 512 * 2**20) -> int:
             except ValueError:
                 pass
     return default
-
-
-def target_row(name: str, value, op: str, threshold: float, detail: str | None = None, unit: str = "x") -> dict:
-    """One row of the table: the ratio ckptfs/reference (unit "x"), or a
-    figure of its own (another unit), against its target.
-
-    op: ">=", ">" or "<=" for a target, "info" for a figure only reported.
-    """
-    if value is None:
-        result, measured = "n/a", "n/a"
-    else:
-        result = "info" if op == "info" else ("met" if meets(value, threshold, op) else "missed")
-        measured = "%.2f%s" % (value, unit) + (" (%s)" % detail if detail else "")
-    required = "reported" if op == "info" else "%s %.2f%s" % ({">=": "≥", ">": ">", "<=": "≤"}[op], threshold, unit)
-    short = missed_by(value, threshold, op) if result == "missed" else "—"
-    return {"target": name, "measured": measured, "ratio": value, "required": required,
-            "op": op, "threshold": threshold, "result": result, "missed_by": short}
 
 
 def read_int(path):

@@ -63,3 +63,20 @@ def f3(value: Optional[float]) -> str:
 def gb_per_s(nbytes: float, seconds: float) -> Optional[float]:
     """GB/s (1e9 bytes a second), or None for no time."""
     return nbytes / seconds / 1e9 if seconds else None
+
+
+def target_row(name: str, value, op: str, threshold: float, detail: str | None = None, unit: str = "x") -> dict:
+    """One row of the table: the ratio ckptfs/reference (unit "x"), or a
+    figure of its own (another unit), against its target.
+
+    op: ">=", ">" or "<=" for a target, "info" for a figure only reported.
+    """
+    if value is None:
+        result, measured = "n/a", "n/a"
+    else:
+        result = "info" if op == "info" else ("met" if meets(value, threshold, op) else "missed")
+        measured = "%.2f%s" % (value, unit) + (" (%s)" % detail if detail else "")
+    required = "reported" if op == "info" else "%s %.2f%s" % ({">=": "≥", ">": ">", "<=": "≤"}[op], threshold, unit)
+    short = missed_by(value, threshold, op) if result == "missed" else "—"
+    return {"target": name, "measured": measured, "ratio": value, "required": required,
+            "op": op, "threshold": threshold, "result": result, "missed_by": short}

@@ -50,12 +50,8 @@ def bench_tier_section(report: dict, source: str) -> list[str]:
     lines += ["- %d round%s; one 405B checkpoint of %.3f GB; the drain writes %g MiB; ratios are medians of "
               "per-round ratios. Data: `%s`." % (config["rounds"], "" if config["rounds"] == 1 else "s",
                                                  config["checkpoint_bytes"] / 1e9, config["drain_bytes"] / 2**20,
-                                                 source), "",
-              "| target | measured | required | result | missed by |", "| --- | --- | --- | --- | --- |"]
-    for t in report["targets"]:
-        ratio = "n/a" if t["ratio"] is None else "%.2fx" % t["ratio"]
-        lines.append("| %s | %s (%s) | %s | %s | %s |" % (t["target"], ratio, t["measured"], t["required"] or "reported",
-                                                           t["result"], t["missed_by"]))
+                                                 source), ""]
+    lines += bench_all.targets_table(report["targets"])
     return lines + [""]
 
 
