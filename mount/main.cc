@@ -35,6 +35,7 @@
 #include "store_holder.h"
 #include "uring_channel.h"
 #include "open_device.h"
+#include "librados_image.h"
 #include "rados_image_device.h"
 #include "tier_attachment.h"
 #include "util/busy_retry.h"
@@ -169,7 +170,7 @@ ckptfs::Result<ckptfs::RadosTarget> RadosTargetOf(const std::string& spec, const
 ckptfs::Result<std::unique_ptr<ckptfs::FileSystem>> OpenRadosImage(const ckptfs::MountConfig& config,
                                                                    int cache_fd) {
   CKPTFS_ASSIGN_OR_RETURN(ckptfs::RadosTarget target, RadosTargetOf(config.store_path, config));
-  CKPTFS_ASSIGN_OR_RETURN(auto image, ckptfs::RadosImage::Open(target));
+  CKPTFS_ASSIGN_OR_RETURN(auto image, ckptfs::LibradosImage::Open(target));
   CKPTFS_ASSIGN_OR_RETURN(auto device, ckptfs::RadosImageDevice::Open(std::move(image)));
   if (cache_fd >= 0) {
     ckptfs::Status cached = device->AttachCache(config.cache, cache_fd, config.cache_bytes);

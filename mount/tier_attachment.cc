@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "format/superblock.h"
+#include "librados_image.h"
 
 namespace ckptfs {
 
@@ -35,7 +36,7 @@ TierAttachment::~TierAttachment() {
 }
 
 Result<std::unique_ptr<Drainer>> TierAttachment::Connect() const {
-  CKPTFS_ASSIGN_OR_RETURN(auto image, RadosImage::Open(target_));
+  CKPTFS_ASSIGN_OR_RETURN(auto image, LibradosImage::Open(target_));
   return Drainer::Open(std::move(image), source_, store_id_, options_);
 }
 

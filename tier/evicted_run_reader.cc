@@ -4,11 +4,12 @@
 #include <string>
 
 #include "format/physical_extent.h"
+#include "librados_image.h"
 
 namespace ckptfs {
 
 Result<std::unique_ptr<EvictedRunReader>> EvictedRunReader::Open(const RadosTarget& target, uint64_t store_id) {
-  CKPTFS_ASSIGN_OR_RETURN(auto rados, RadosImage::Open(target));
+  CKPTFS_ASSIGN_OR_RETURN(auto rados, LibradosImage::Open(target));
   CKPTFS_ASSIGN_OR_RETURN(auto image, RadosImageDevice::Open(std::move(rados)));
   if (image->store_id() != store_id) {
     return Status::Invalid(target.ToString() + " is the image of another store (store id " +

@@ -1,18 +1,21 @@
-// RadosImage: one image's objects in RADOS, the only file that includes
-// librados. An image is a RADOS namespace (the image name) inside a pool, so
-// images never see each other's objects and one listing finds all of one.
+// RadosImage: what the tier asks of one image's objects in RADOS. An image
+// is a RADOS namespace (the image name) inside a pool, so images never see
+// each other's objects and one listing finds all of one.
 //
-// Every call returns a Status (errno from librados kept in the message);
-// none can hang: the connection is made with the target's timeout set for
-// monitor and OSD operations, so a dead OSD or monitor turns into an error
-// (ETIMEDOUT) that the caller retries. Thread-safe, as librados is.
+// An interface: LibradosImage (librados_image.h) is the cluster's, and the
+// only code that includes librados; the tests' MemoryImage
+// (tests/tier/memory_image.h) keeps objects in memory and can fail any call,
+// so the drain protocol's cases run without a cluster.
+//
+// Every call returns a Status; none may hang: a dead OSD or monitor turns
+// into an error (ETIMEDOUT) that the caller retries. Thread-safe.
 #pragma once
 
-#include <atomic>
-#include <list>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ckptfs/status.h"
@@ -27,44 +30,32 @@ class RadosImage {
   // not copied again. They stay while the Reply lives.
   class Reply {
    public:
-    ~Reply();
-    const char* data() const { return data_; }
-    size_t size() const { return size_; }
-    // Their CRC32C. The messenger checked each frame it received against
-    // the frame's checksum and keeps that checksum with the buffer, so for
-    // the whole of a reply's bytes, as a read's are, this reads none of them
-    // (in msgr2's crc mode, the default; in secure mode it reads them).
-    uint32_t Crc32c() const;
-
-   private:
-    friend class RadosImage;
-    struct Bytes;  // librados' bufferlist
-    explicit Reply(std::unique_ptr<Bytes> bytes);
-    std::unique_ptr<Bytes> bytes_;
-    const char* data_ = nullptr;
-    size_t size_ = 0;
+    virtual ~Reply() = default;
+    virtual const char* data() const = 0;
+    virtual size_t size() const = 0;
+    // Their CRC32C. librados' messenger checked each frame it received
+    // against the frame's checksum and keeps that checksum with the buffer,
+    // so for the whole of a reply's bytes, as a read's are, this reads none
+    // of them (in msgr2's crc mode, the default; in secure mode it reads
+    // them).
+    virtual uint32_t Crc32c() const = 0;
   };
 
   // An asynchronous write or read in flight. Wait() once; the destructor
   // waits too, so the caller's buffer is never used after it is freed.
   class Op {
    public:
-    ~Op();
+    Op() = default;
+    virtual ~Op() = default;
     Op(const Op&) = delete;
     Op& operator=(const Op&) = delete;
     // Bytes read (reads) or written.
-    Result<size_t> Wait();
+    virtual Result<size_t> Wait() = 0;
     // The bytes of a read started without a buffer, once Wait succeeded.
-    std::unique_ptr<Reply> TakeReply();
+    virtual std::unique_ptr<Reply> TakeReply() = 0;
     // Whether the operation has finished (Wait returns at once, but for
     // the CompletionSignal's callback, which follows at once).
-    bool Done() const;
-
-   private:
-    friend class RadosImage;
-    struct State;
-    explicit Op(std::unique_ptr<State> state);
-    std::unique_ptr<State> state_;
+    virtual bool Done() const = 0;
   };
 
   // Memory the caller fills and librados sends from, owned by both: each
@@ -87,7 +78,8 @@ class RadosImage {
     bool InUse() const;
 
    private:
-    friend class RadosImage;
+    friend class RadosImage;  // its Payload
+    friend class LibradosImage;
     struct Memory;  // librados' buffer
     std::unique_ptr<Memory> memory_;
   };
@@ -108,9 +100,11 @@ class RadosImage {
     Payload& operator=(Payload&&) noexcept;
     // crc32c::Value of the bytes.
     uint32_t Crc32c() const;
+    // The bytes themselves, for an image that copies them (MemoryImage).
+    std::string_view bytes() const;
 
    private:
-    friend class RadosImage;
+    friend class LibradosImage;
     struct Bytes;  // librados' bufferlist over the buffer
     std::unique_ptr<Bytes> bytes_;
   };
@@ -122,13 +116,13 @@ class RadosImage {
   // once the signal has been told).
   class CompletionSignal {
    public:
-    uint64_t completions() const;
+    uint64_t completions() const EXCLUDES(mu_);
     // Blocks until more than `seen` operations have completed.
-    void WaitBeyond(uint64_t seen);
+    void WaitBeyond(uint64_t seen) EXCLUDES(mu_);
+    // Told by the image once per operation, as it completes.
+    void Count() EXCLUDES(mu_);
 
    private:
-    friend class RadosImage;
-    static void Notify(void* completion, void* signal);  // librados' callback
     mutable Mutex mu_;
     CondVar changed_;
     uint64_t completions_ GUARDED_BY(mu_) = 0;
@@ -174,64 +168,76 @@ class RadosImage {
     std::string address;
   };
 
-  // Connects to the cluster and opens the pool; NotFound when the pool does
-  // not exist, IOError with the reason when the cluster cannot be reached.
-  // Unless the configuration sets `ms_async_op_threads` to other than
-  // Ceph's default (3), the client runs half as many messenger threads as
-  // the process may use cores, one to three.
-  static Result<std::unique_ptr<RadosImage>> Open(const RadosTarget& target);
-  ~RadosImage();
+  virtual ~RadosImage() = default;
 
-  const RadosTarget& target() const { return target_; }
+  virtual const RadosTarget& target() const = 0;
+  // This client's name in the cluster (client.4123), one per connection.
+  virtual std::string ClientName() const = 0;
 
-  std::unique_ptr<Op> StartWrite(const std::string& oid, Payload payload, uint64_t offset,
-                                 const WriteOnceHint& hint, const WriteAs& as,
-                                 CompletionSignal* signal = nullptr);
-  // Reads up to `len` bytes; past the object's end the count is short. The
-  // OSDs are told not to cache what they read for it.
-  std::unique_ptr<Op> StartRead(const std::string& oid, char* buf, size_t len, uint64_t offset);
-  // The same into librados' own memory (Op::TakeReply), where the bytes
-  // arrive anyway: a read into the caller's buffer copies each byte again.
-  std::unique_ptr<Op> StartRead(const std::string& oid, size_t len, uint64_t offset);
-  Result<size_t> Read(const std::string& oid, char* buf, size_t len, uint64_t offset);
+  virtual std::unique_ptr<Op> StartWrite(const std::string& oid, Payload payload, uint64_t offset,
+                                         const WriteOnceHint& hint, const WriteAs& as,
+                                         CompletionSignal* signal = nullptr) = 0;
+  // Reads up to `len` bytes into `buf`, or, for a null `buf`, into the
+  // image's own memory (Op::TakeReply), where the bytes arrive anyway: a
+  // read into the caller's buffer copies each byte again. Past the object's
+  // end the count is short. The OSDs are told not to cache what they read
+  // for it.
+  virtual std::unique_ptr<Op> StartRead(const std::string& oid, char* buf, size_t len, uint64_t offset) = 0;
+  std::unique_ptr<Op> StartRead(const std::string& oid, size_t len, uint64_t offset) {
+    return StartRead(oid, nullptr, len, offset);
+  }
+  Result<size_t> Read(const std::string& oid, char* buf, size_t len, uint64_t offset) {
+    return StartRead(oid, buf, len, offset)->Wait();
+  }
   // The whole object; NotFound when there is none.
-  Result<std::string> ReadWhole(const std::string& oid);
+  virtual Result<std::string> ReadWhole(const std::string& oid) = 0;
   // Replaces the object's contents at once: readers see the old or the new
   // contents, never a mix (a RADOS write_full is atomic).
-  Status WriteWhole(const std::string& oid, const std::string& data);
-  // Removes the object; no error when it is already gone.
-  Status Remove(const std::string& oid);
-  // Removes the object if its xattr `name` still names `token` (empty: it
-  // names no owner), in one operation; Exists if it names another now, no
-  // error when it is already gone.
-  Status RemoveIfOwner(const std::string& oid, const std::string& name, const std::string& token);
+  virtual Status WriteWhole(const std::string& oid, const std::string& data) = 0;
+  virtual Result<std::vector<std::string>> List() = 0;
+
   struct OwnedObject {
     std::string oid;
     std::string owner;
   };
-  // RemoveIfOwner of each object, with up to kBatchWindow of them in flight
-  // at once; one Status per object, in their order.
-  std::vector<Status> RemoveIfOwners(const std::vector<OwnedObject>& objects, const std::string& name);
-  // Remove of each object, batched as RemoveIfOwners is.
-  std::vector<Status> RemoveEach(const std::vector<std::string>& oids);
-  Result<std::vector<std::string>> List();
+  // Removes each object, with up to kBatchWindow of them in flight at
+  // once; one Status per object, in their order; no error for one already
+  // gone. With `owner_xattr`, an object goes only if that xattr still names
+  // its `owner` (empty: it names none), in one operation: Exists if it
+  // names another now. The first failure of another kind ends the batch:
+  // the objects after it are not tried.
+  virtual std::vector<Status> RemoveObjects(const std::vector<OwnedObject>& objects,
+                                            const std::string* owner_xattr) = 0;
+  std::vector<Status> RemoveIfOwners(const std::vector<OwnedObject>& objects, const std::string& name) {
+    return RemoveObjects(objects, &name);
+  }
+  Status RemoveIfOwner(const std::string& oid, const std::string& name, const std::string& token) {
+    return std::move(RemoveIfOwners({{oid, token}}, name).front());
+  }
+  std::vector<Status> RemoveEach(const std::vector<std::string>& oids) {
+    std::vector<OwnedObject> objects;
+    objects.reserve(oids.size());
+    for (const std::string& oid : oids) objects.push_back({oid, ""});
+    return RemoveObjects(objects, nullptr);
+  }
+  Status Remove(const std::string& oid) { return std::move(RemoveEach({oid}).front()); }
 
   // Advisory exclusive lock `name` on `oid` held by this client under
   // `cookie`; Busy when someone else holds it.
-  Status Lock(const std::string& oid, const std::string& name, const std::string& cookie,
-              const std::string& description);
-  Status Unlock(const std::string& oid, const std::string& name, const std::string& cookie);
-  Result<std::vector<Locker>> Lockers(const std::string& oid, const std::string& name);
-  Status BreakLock(const std::string& oid, const std::string& name, const Locker& locker);
+  virtual Status Lock(const std::string& oid, const std::string& name, const std::string& cookie,
+                      const std::string& description) = 0;
+  virtual Status Unlock(const std::string& oid, const std::string& name, const std::string& cookie) = 0;
+  virtual Result<std::vector<Locker>> Lockers(const std::string& oid, const std::string& name) = 0;
+  virtual Status BreakLock(const std::string& oid, const std::string& name, const Locker& locker) = 0;
   // Fences a lock holder off the cluster (`ceph osd blocklist add`, for the
   // cluster's default time, an hour): from then on the OSDs refuse all it
   // sends, so a writer taken for dead cannot write on after its lock is
   // broken. Permission when this client may not blocklist.
-  Status Fence(const Locker& locker);
+  virtual Status Fence(const Locker& locker) = 0;
   // Whether this client has found itself fenced off: blocklisted (every
   // call fails from then on), or no longer the owner of an object it
   // claimed (below).
-  bool Fenced() const { return fenced_.load(); }
+  virtual bool Fenced() const = 0;
 
   // An object's owner, the value of its xattr `name`. Claim makes `token`
   // the owner (creating the object, empty, if there is none); the two calls
@@ -241,40 +247,25 @@ class RadosImage {
   // until the next one: a writer that takes an image over claims its
   // manifest, so the writer it took it from, should it wake later, publishes
   // nothing over the new writer's images.
-  Status Claim(const std::string& oid, const std::string& name, const std::string& token);
+  virtual Status Claim(const std::string& oid, const std::string& name, const std::string& token) = 0;
   // WriteWhole, if `token` owns the object; else nothing is written.
-  Status WriteWholeIfOwner(const std::string& oid, const std::string& data, const std::string& name,
-                           const std::string& token);
+  virtual Status WriteWholeIfOwner(const std::string& oid, const std::string& data, const std::string& name,
+                                   const std::string& token) = 0;
   // Ok while `token` owns the object.
-  Status CheckOwner(const std::string& oid, const std::string& name, const std::string& token);
-  // The object's owner: its xattr `name`, empty when it names none;
-  // NotFound when there is no object.
-  Result<std::string> Owner(const std::string& oid, const std::string& name);
-  // Owner of each object, looked up as RemoveIfOwners removes; one result
-  // per object, in their order.
-  std::vector<Result<std::string>> Owners(const std::vector<std::string>& oids, const std::string& name);
-  // How many calls of one batch (Owners, RemoveIfOwners) are in flight at
+  virtual Status CheckOwner(const std::string& oid, const std::string& name, const std::string& token) = 0;
+  // The owner of each object: its xattr `name`, empty when it names none;
+  // NotFound when there is no object. Looked up with up to kBatchWindow in
+  // flight; one result per object, in their order; the first failure of
+  // another kind ends the batch, as RemoveObjects' does.
+  virtual std::vector<Result<std::string>> Owners(const std::vector<std::string>& oids, const std::string& name) = 0;
+  Result<std::string> Owner(const std::string& oid, const std::string& name) {
+    return std::move(Owners({oid}, name).front());
+  }
+  // How many calls of one batch (Owners, RemoveObjects) are in flight at
   // most. One at a time, the drain spent two round trips on each object of
   // a deleted checkpoint: over a minute for the 52k objects of a 405B one
   // (docs/tuning.md#gc-batch-window).
   static constexpr size_t kBatchWindow = 64;
-  // This client's name in the cluster (client.4123), one per connection.
-  std::string ClientName() const;
-
- private:
-  struct Connection;  // librados' cluster handle and the pool's I/O context
-  RadosImage(const RadosTarget& target, std::unique_ptr<Connection> connection);
-  Status Error(const std::string& what, const std::string& oid, int ret) const;
-  // A call refused because another token owns `oid` (ECANCELED from its
-  // cmpxattr): this client is fenced off from then on.
-  Status NotOwner(const std::string& what, const std::string& oid) const;
-  // The batch behind RemoveIfOwners (`owner_xattr`: the xattr each owner is
-  // checked against) and RemoveEach (null: no check).
-  std::vector<Status> RemoveBatch(const std::vector<OwnedObject>& objects, const std::string* owner_xattr);
-
-  const RadosTarget target_;
-  const std::unique_ptr<Connection> connection_;
-  mutable std::atomic<bool> fenced_{false};  // a call failed with EBLOCKLISTED, or found another owner
 };
 
 }  // namespace ckptfs

@@ -15,7 +15,7 @@
 #include "format/physical_extent.h"
 #include "format/superblock.h"
 #include "image_manifest.h"
-#include "rados_image.h"
+#include "librados_image.h"
 #include "rados_image_device.h"
 #include "rados_target.h"
 #include "util/crc32c.h"
@@ -32,7 +32,7 @@ Result<std::unique_ptr<RadosImage>> OpenImage(const std::string& image) {
   CKPTFS_ASSIGN_OR_RETURN(RadosTarget target,
                           ParseRadosSpec("rados:" + std::string(CephCluster::kPool) + "/" + image,
                                          CephCluster::Conf(), "", /*timeout_seconds=*/30));
-  return RadosImage::Open(target);
+  return LibradosImage::Open(target);
 }
 
 std::string RandomBytes(size_t n, unsigned seed) {

@@ -18,7 +18,7 @@
 
 #include "ceph_cluster.h"
 #include "file_util.h"
-#include "rados_image.h"
+#include "librados_image.h"
 #include "rados_target.h"
 #include "temp_dir.h"
 
@@ -37,7 +37,7 @@ Result<std::unique_ptr<RadosImage>> OpenImage(const std::string& image, unsigned
   CKPTFS_ASSIGN_OR_RETURN(
       RadosTarget target,
       ParseRadosSpec("rados:" + std::string(CephCluster::kPool) + "/" + image, conf, "", timeout_seconds));
-  return RadosImage::Open(target);
+  return LibradosImage::Open(target);
 }
 
 // This process's threads that librados' messengers run on.

@@ -10,6 +10,7 @@
 #include "common/command_line.h"
 #include "io/block_device.h"
 #include "mountinfo.h"
+#include "librados_image.h"
 #include "rados_image_device.h"
 #include "rados_target.h"
 #include "util/busy_retry.h"
@@ -25,7 +26,7 @@ constexpr int kClean = 0, kCorrected = 1, kUncorrected = 4, kOperational = 8, kU
 ckptfs::Result<ckptfs::CheckReport> CheckImage(const std::string& spec, const std::string& ceph_conf) {
   CKPTFS_ASSIGN_OR_RETURN(ckptfs::RadosTarget target,
                           ckptfs::ParseRadosSpec(spec, ceph_conf, "", ckptfs::RadosTarget{}.timeout_seconds));
-  CKPTFS_ASSIGN_OR_RETURN(auto image, ckptfs::RadosImage::Open(target));
+  CKPTFS_ASSIGN_OR_RETURN(auto image, ckptfs::LibradosImage::Open(target));
   CKPTFS_ASSIGN_OR_RETURN(auto device, ckptfs::RadosImageDevice::Open(std::move(image)));
   return ckptfs::CheckStore(device.get());
 }

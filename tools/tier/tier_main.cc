@@ -27,7 +27,7 @@
 #include "image_manifest.h"
 #include "image_removal.h"
 #include "published_manifest.h"
-#include "rados_image.h"
+#include "librados_image.h"
 #include "rados_target.h"
 
 namespace {
@@ -159,7 +159,7 @@ Result<std::unique_ptr<ckptfs::RadosImage>> OpenImage(const std::string& spec, c
   CKPTFS_ASSIGN_OR_RETURN(ckptfs::RadosTarget target,
                           ckptfs::ParseRadosSpec(spec, cluster.ceph_conf, cluster.ceph_id,
                                                  cluster.timeout));
-  return ckptfs::RadosImage::Open(target);
+  return ckptfs::LibradosImage::Open(target);
 }
 
 int ImageStatus(const std::string& spec, const Cluster& cluster, bool json) {

@@ -1,182 +1,44 @@
-// The Drainer against the real cluster, in cases a mount meets only by
-// chance: what a resumed drain adopts from the published image must be what
-// the segment's current use wrote (a segment handed out again before the
-// first capture still holds its old bytes past that), and a drain given a
-// deadline starts no write after it, an object that a cycle cut short
-// sent chunks to, and no manifest named, is removed, and a wait for a newer
-// image misses none published before it began. A writer whose lock was
-// broken while it was hung, and that wakes between cycles, in the middle of
-// one or idle, sends, publishes and removes nothing once its successor has
-// opened the image. The store side is a
+// The drain protocol's cases, run against each image backend
+// (drain_protocol.h): in memory by tier_unit_tests, in seconds, and against
+// the real cluster by tier_tests. What a resumed drain adopts from the
+// published image must be what the segment's current use wrote (a segment
+// handed out again before the first capture still holds its old bytes past
+// that), and a drain given a deadline starts no write after it, an object
+// that a cycle cut short sent chunks to, and no manifest named, is removed,
+// and a wait for a newer image misses none published before it began. A
+// writer whose lock was broken while it was hung, and that wakes between
+// cycles, in the middle of one or idle, sends, publishes and removes
+// nothing once its successor has opened the image. The store side is a
 // segment held in memory whose incarnation, written ranges and bytes the
-// test sets.
+// test sets (scripted_segment.h).
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstring>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "ceph_cluster.h"
+#include "drain_protocol.h"
 #include "drainer.h"
 #include "file_util.h"
 #include "image_manifest.h"
 #include "published_manifest.h"
-#include "rados_image.h"
-#include "rados_target.h"
-#include "util/mutex.h"
 
 namespace ckptfs {
 namespace {
 
-using testing::CephCluster;
+using testing::DrainerTest;
+using testing::kSegment;
+using testing::kSegmentBytes;
+using testing::kStoreId;
 using testing::Random;
+using testing::ReadBack;
+using testing::ScriptedSegment;
 
-constexpr uint64_t kSegmentBytes = 8 << 20;
-constexpr uint32_t kSegment = 1;
-constexpr uint64_t kStoreId = 0x5eed0001;
-
-// One data segment in memory, as the local store would capture it.
-class ScriptedSegment : public CommittedImageSource {
- public:
-  ScriptedSegment() : bytes_(kSegmentBytes, '\0') {}
-
-  // The segment's state at a new commit.
-  void Commit(uint64_t incarnation, std::vector<ByteRange> written, uint64_t offset, const std::string& data)
-      EXCLUDES(mu_) {
-    MutexLock lock(&mu_);
-    incarnation_ = incarnation;
-    written_ = std::move(written);
-    std::memcpy(bytes_.data() + offset, data.data(), data.size());
-    ++commit_lsn_;
-  }
-
-  Result<CommittedImage> CaptureCommitted() override EXCLUDES(mu_) {
-    MutexLock lock(&mu_);
-    CommittedImage image;
-    image.superblock.assign(4096, '\0');
-    image.store_id = kStoreId;
-    image.data_start = 1 << 20;
-    image.segment_size = kSegmentBytes;
-    image.segment_count = 4;
-    image.commit_lsn = commit_lsn_;
-    image.segments.push_back(SegmentImage{kSegment, incarnation_, written_});
-    return image;
-  }
-  uint64_t CommittedLsn() const override EXCLUDES(mu_) {
-    MutexLock lock(&mu_);
-    return commit_lsn_;
-  }
-  uint64_t BytesWritten() const override { return 0; }
-  bool SpaceIsLow() const override { return false; }
-  Result<bool> ReadSegment(uint32_t segment, uint64_t incarnation, uint64_t offset, void* buf,
-                           size_t len) override EXCLUDES(mu_) {
-    std::function<void()> stall;
-    {
-      MutexLock lock(&mu_);
-      if (stall_ && offset == stall_offset_) stall = std::move(stall_);
-    }
-    if (stall) stall();  // without the lock: the drain's other reads go on
-    MutexLock lock(&mu_);
-    if (handout_ && handout_->after_reads-- == 0) {
-      // Handed out again in the middle of the drain's reads.
-      incarnation_ = handout_->incarnation;
-      written_ = {{0, handout_->bytes.size()}};
-      std::memcpy(bytes_.data(), handout_->bytes.data(), handout_->bytes.size());
-      ++commit_lsn_;
-      handout_.reset();
-    }
-    if (segment != kSegment || incarnation != incarnation_) return false;
-    std::memcpy(buf, bytes_.data() + offset, len);
-    return true;
-  }
-  // After `reads` more reads, the segment is handed out again as
-  // `incarnation`, its new use writing `bytes` at its start and committing.
-  void HandOutAgainAfter(int reads, uint64_t incarnation, std::string bytes) EXCLUDES(mu_) {
-    MutexLock lock(&mu_);
-    handout_ = Handout{reads, incarnation, std::move(bytes)};
-  }
-  // The next read of the piece at `offset` runs `stall` first, as a drain
-  // whose process stops there would wait for it. By offset, not by count:
-  // the drain reads pieces ahead on several threads, in no set order, and a
-  // stall of the second piece's read let the first go out meanwhile.
-  void StallAt(uint64_t offset, std::function<void()> stall) EXCLUDES(mu_) {
-    MutexLock lock(&mu_);
-    stall_offset_ = offset;
-    stall_ = std::move(stall);
-  }
-  void AttachTier(RemoteTier*) override {}
-
- private:
-  mutable Mutex mu_;
-  uint64_t stall_offset_ GUARDED_BY(mu_) = 0;
-  std::function<void()> stall_ GUARDED_BY(mu_);
-  std::string bytes_ GUARDED_BY(mu_);
-  uint64_t incarnation_ GUARDED_BY(mu_) = 0;
-  std::vector<ByteRange> written_ GUARDED_BY(mu_);
-  uint64_t commit_lsn_ GUARDED_BY(mu_) = 0;
-  struct Handout {
-    int after_reads;
-    uint64_t incarnation;
-    std::string bytes;
-  };
-  std::optional<Handout> handout_ GUARDED_BY(mu_);
-};
-
-Result<std::unique_ptr<RadosImage>> OpenImage(const std::string& image, unsigned timeout_seconds = 30) {
-  CKPTFS_ASSIGN_OR_RETURN(RadosTarget target, ParseRadosSpec("rados:" + std::string(CephCluster::kPool) + "/" +
-                                                                 image, CephCluster::Conf(), "", timeout_seconds));
-  return RadosImage::Open(target);
-}
-
-Result<std::unique_ptr<Drainer>> OpenDrainer(const std::string& image, ScriptedSegment* source,
-                                             DrainOptions options = {}, uint64_t store_id = kStoreId,
-                                             unsigned timeout_seconds = 30) {
-  CKPTFS_ASSIGN_OR_RETURN(std::unique_ptr<RadosImage> rados, OpenImage(image, timeout_seconds));
-  options.busy_bytes_per_second = 0;  // no burst to wait for
-  return Drainer::Open(std::move(rados), source, store_id, options);
-}
-
-// Breaks the image's writer lock, as `ckptfs-tier takeover --no-fence` does.
-void BreakWriterLock(const std::string& image) {
-  auto admin = OpenImage(image);
-  ASSERT_TRUE(admin.ok()) << admin.status().ToString();
-  auto lockers = (*admin)->Lockers(ImageManifest::kLockObject, ImageManifest::kLockName);
-  ASSERT_TRUE(lockers.ok() && lockers->size() == 1u);
-  ASSERT_TRUE((*admin)->BreakLock(ImageManifest::kLockObject, ImageManifest::kLockName, lockers->front()).ok());
-}
-
-// The bytes of the segment the drainer's published image holds as
-// `incarnation`, read back from RADOS; empty when it holds none.
-std::string ReadBack(Drainer* drainer, uint64_t incarnation) {
-  std::optional<RemoteSegment> held = drainer->Published(kSegment, incarnation);
-  if (!held.has_value()) return "";
-  std::string got(kSegmentBytes, '\0');
-  Status read = drainer->ReadRemote(held->object, 0, got.data(), got.size());
-  EXPECT_TRUE(read.ok()) << read.ToString();
-  return read.ok() ? got : "";
-}
-
-// The image's segment objects ("seg.S.N").
-std::vector<std::string> SegmentObjects(const std::string& image) {
-  auto rados = OpenImage(image);
-  EXPECT_TRUE(rados.ok()) << rados.status().ToString();
-  if (!rados.ok()) return {};
-  auto names = (*rados)->List();
-  EXPECT_TRUE(names.ok()) << names.status().ToString();
-  std::vector<std::string> segments;
-  for (const std::string& name : names.ok() ? *names : std::vector<std::string>{}) {
-    if (name.rfind("seg.", 0) == 0) segments.push_back(name);
-  }
-  return segments;
-}
-
-TEST(DrainerTest, AnObjectIsAdoptedOnlyIfTheSegmentsNewUseWroteAllItHolds) {
-  const std::string image = CephCluster::UniqueImage("resume");
+TEST_P(DrainerTest, AnObjectIsAdoptedOnlyIfTheSegmentsNewUseWroteAllItHolds) {
+  const std::string image = UniqueImage("resume");
   const std::string old_bytes = Random(kSegmentBytes, 1);
   ScriptedSegment source;
   // The first daemon drains the segment's first use, whole.
@@ -213,8 +75,8 @@ TEST(DrainerTest, AnObjectIsAdoptedOnlyIfTheSegmentsNewUseWroteAllItHolds) {
   drainer.Stop();
 }
 
-TEST(DrainerTest, ADrainPastItsDeadlineStartsNoWriteAndTheNextOneSendsEverything) {
-  const std::string image = CephCluster::UniqueImage("deadline");
+TEST_P(DrainerTest, ADrainPastItsDeadlineStartsNoWriteAndTheNextOneSendsEverything) {
+  const std::string image = UniqueImage("deadline");
   ScriptedSegment source;
   const std::string bytes = Random(kSegmentBytes, 3);
   source.Commit(1, {{0, kSegmentBytes}}, 0, bytes);
@@ -239,8 +101,8 @@ TEST(DrainerTest, ADrainPastItsDeadlineStartsNoWriteAndTheNextOneSendsEverything
   drainer.Stop();
 }
 
-TEST(DrainerTest, ItsOwnClockRunsOnlyWhileACycleSends) {
-  const std::string image = CephCluster::UniqueImage("clock");
+TEST_P(DrainerTest, ItsOwnClockRunsOnlyWhileACycleSends) {
+  const std::string image = UniqueImage("clock");
   ScriptedSegment source;
   auto opened = OpenDrainer(image, &source);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
@@ -268,8 +130,8 @@ TEST(DrainerTest, ItsOwnClockRunsOnlyWhileACycleSends) {
 // A writer whose lock was broken while it was only hung (a takeover with
 // --no-fence, or after its fence lapsed) wakes with a newer commit: it must
 // send and publish nothing over the image of the writer that opened it since.
-TEST(DrainerTest, AWriterWhoseLockWasBrokenPublishesNothingOnceAnotherHasOpenedTheImage) {
-  const std::string image = CephCluster::UniqueImage("claimed");
+TEST_P(DrainerTest, AWriterWhoseLockWasBrokenPublishesNothingOnceAnotherHasOpenedTheImage) {
+  const std::string image = UniqueImage("claimed");
   ScriptedSegment hung;
   hung.Commit(1, {{0, kSegmentBytes}}, 0, Random(kSegmentBytes, 9));
   auto first = OpenDrainer(image, &hung);
@@ -313,11 +175,11 @@ struct SuccessorDuringAStall {
   std::unique_ptr<Drainer> drainer;
   Status drained = Status::IOError("the stall never came");
 
-  SuccessorDuringAStall(const std::string& image, ScriptedSegment* hung, ScriptedSegment* successor,
-                        uint64_t first_piece = 0) {
-    hung->StallAt(first_piece, [this, image, successor] {
-      BreakWriterLock(image);
-      auto opened = OpenDrainer(image, successor);
+  SuccessorDuringAStall(DrainerTest* test, const std::string& image, ScriptedSegment* hung,
+                        ScriptedSegment* successor, uint64_t first_piece = 0) {
+    hung->StallAt(first_piece, [this, test, image, successor] {
+      test->BreakWriterLock(image);
+      auto opened = test->OpenDrainer(image, successor);
       if (!opened.ok()) {
         drained = opened.status();
         return;
@@ -332,8 +194,8 @@ struct SuccessorDuringAStall {
 // and its successor opens meanwhile. The successor's ids start where the
 // last manifest's end, as the stalled writer's did: the rest of the stalled
 // cycle is for the object the successor has just made and filled.
-TEST(DrainerTest, AWriterThatStallsInTheMiddleOfACycleWritesNothingIntoItsSuccessorsNewObject) {
-  const std::string image = CephCluster::UniqueImage("stalled");
+TEST_P(DrainerTest, AWriterThatStallsInTheMiddleOfACycleWritesNothingIntoItsSuccessorsNewObject) {
+  const std::string image = UniqueImage("stalled");
   ScriptedSegment hung;
   hung.Commit(1, {{0, kSegmentBytes}}, 0, Random(kSegmentBytes, 12));
   auto first = OpenDrainer(image, &hung);
@@ -344,7 +206,7 @@ TEST(DrainerTest, AWriterThatStallsInTheMiddleOfACycleWritesNothingIntoItsSucces
   const std::string successor_bytes = Random(kSegmentBytes, 13);
   // Two commits: a newer one than the image holds (lsn 1).
   for (int commit = 0; commit < 2; ++commit) successor.Commit(3, {{0, kSegmentBytes}}, 0, successor_bytes);
-  SuccessorDuringAStall second(image, &hung, &successor);
+  SuccessorDuringAStall second(this, image, &hung, &successor);
   hung.Commit(2, {{0, kSegmentBytes}}, 0, Random(kSegmentBytes, 14));
   Status woke = (*first)->DrainUntil(0, std::chrono::seconds(60));
   ASSERT_TRUE(second.drained.ok()) << second.drained.ToString();
@@ -360,8 +222,8 @@ TEST(DrainerTest, AWriterThatStallsInTheMiddleOfACycleWritesNothingIntoItsSucces
 // The same, for an object both writers continue: the successor takes the
 // stalled writer's object over (it adopts what it published), and sends
 // the segment's rest into it, which the stalled writer then sends too.
-TEST(DrainerTest, AWriterThatStallsInTheMiddleOfACycleWritesNothingIntoAnObjectItsSuccessorTookOver) {
-  const std::string image = CephCluster::UniqueImage("stalled-adopted");
+TEST_P(DrainerTest, AWriterThatStallsInTheMiddleOfACycleWritesNothingIntoAnObjectItsSuccessorTookOver) {
+  const std::string image = UniqueImage("stalled-adopted");
   constexpr uint64_t kHalf = kSegmentBytes / 2;
   const std::string front = Random(kHalf, 19);
   ScriptedSegment hung;
@@ -375,7 +237,7 @@ TEST(DrainerTest, AWriterThatStallsInTheMiddleOfACycleWritesNothingIntoAnObjectI
   const std::string successor_back = Random(kHalf, 20);
   successor.Commit(1, {{0, kHalf}}, 0, front);
   successor.Commit(1, {{0, kSegmentBytes}}, kHalf, successor_back);
-  SuccessorDuringAStall second(image, &hung, &successor, /*first_piece=*/kHalf);
+  SuccessorDuringAStall second(this, image, &hung, &successor, /*first_piece=*/kHalf);
   hung.Commit(1, {{0, kSegmentBytes}}, kHalf, Random(kHalf, 21));
   Status woke = (*first)->DrainUntil(0, std::chrono::seconds(60));
   ASSERT_TRUE(second.drained.ok()) << second.drained.ToString();
@@ -394,8 +256,8 @@ TEST(DrainerTest, AWriterThatStallsInTheMiddleOfACycleWritesNothingIntoAnObjectI
 // writer that finds it there takes another id. And a writer whose lock was
 // broken, idle when it wakes with garbage due (that object, which its
 // listing found), removes nothing once another has opened the image.
-TEST(DrainerTest, ALeftoverObjectKeepsItsIdAndAWriterWhoseLockWasBrokenRemovesNothing) {
-  const std::string image = CephCluster::UniqueImage("gc-claimed");
+TEST_P(DrainerTest, ALeftoverObjectKeepsItsIdAndAWriterWhoseLockWasBrokenRemovesNothing) {
+  const std::string image = UniqueImage("gc-claimed");
   // Left by a writer that died before it named it: the next id after the
   // first writer's first object.
   const std::string leftover = ImageManifest::ObjectName(kSegment, 2);
@@ -452,58 +314,13 @@ TEST(DrainerTest, ALeftoverObjectKeepsItsIdAndAWriterWhoseLockWasBrokenRemovesNo
   (*second)->Stop();
 }
 
-// A first write that timed out (the OSDs hung) and yet arrived once they
-// went on made the object this writer's: the next cycle's exclusive
-// create of it is refused, the object is found to name this writer, and
-// the segment is sent into it again, under its id, with nothing left over.
-TEST(DrainerTest, AFirstWriteThatTimedOutYetArrivedLeavesTheObjectTheWritersOwn) {
-  const std::string image = CephCluster::UniqueImage("landed-late");
-  ScriptedSegment source;
-  const std::string bytes = Random(kSegmentBytes, 24);
-  source.Commit(1, {{0, kSegmentBytes}}, 0, bytes);
-  DrainOptions now;
-  now.gc_delay = std::chrono::seconds(0);
-  auto opened = OpenDrainer(image, &source, now, kStoreId, /*timeout_seconds=*/3);
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  Drainer& drainer = **opened;
-  // Hung from the drain's first read of the segment on: its claim checked,
-  // its writes sent into sockets nobody reads.
-  std::optional<testing::FrozenOsds> frozen;
-  source.StallAt(0, [&] { frozen.emplace(); });
-  // A deadline before the writes' timeout: the cycle that times out is the
-  // last, yet its claim check and reads have time to come first.
-  Status cut = drainer.DrainUntil(0, std::chrono::milliseconds(2500));
-  ASSERT_TRUE(frozen.has_value() && frozen->frozen());
-  EXPECT_FALSE(cut.ok());
-  EXPECT_FALSE(drainer.Published(kSegment, 1).has_value());
-  frozen.reset();
-  const std::string name = ImageManifest::ObjectName(kSegment, 1);
-  {
-    auto admin = OpenImage(image);
-    ASSERT_TRUE(admin.ok()) << admin.status().ToString();
-    ASSERT_TRUE(testing::WaitFor([&] { return (*admin)->Owner(name, ImageManifest::kOwnerXattr).ok(); }, 30))
-        << "the timed-out create never arrived";
-  }
-  ASSERT_TRUE(drainer.DrainUntil(0, std::chrono::seconds(60)).ok());
-  ASSERT_TRUE(drainer.Published(kSegment, 1).has_value());
-  EXPECT_EQ(drainer.Published(kSegment, 1)->object, 1u);
-  EXPECT_TRUE(ReadBack(&drainer, 1) == bytes);
-  EXPECT_FALSE(drainer.Stats().fenced);
-  // And nothing to collect: one more cycle leaves the one object.
-  source.Commit(1, {{0, kSegmentBytes}}, 0, bytes);
-  ASSERT_TRUE(drainer.DrainUntil(0, std::chrono::seconds(60)).ok());
-  EXPECT_EQ(SegmentObjects(image), (std::vector<std::string>{name}));
-  EXPECT_EQ(drainer.Stats().objects_removed, 0u);
-  drainer.Stop();
-}
-
 // Objects left under the ids the writer hands out first (by a daemon
 // killed after making them, before naming them; some name it, some no
 // owner) are neither written into nor kept: the segment gets the next id
 // past them, and they go with the garbage, all of them, more than one
 // batch of RADOS calls takes.
-TEST(DrainerTest, ObjectsLeftUnderIdsTheWriterHandsOutAreAllRemovedAndItsOwnStays) {
-  const std::string image = CephCluster::UniqueImage("many-leftovers");
+TEST_P(DrainerTest, ObjectsLeftUnderIdsTheWriterHandsOutAreAllRemovedAndItsOwnStays) {
+  const std::string image = UniqueImage("many-leftovers");
   const uint64_t leftovers = 2 * RadosImage::kBatchWindow + 22;
   {
     auto admin = OpenImage(image);
@@ -538,8 +355,8 @@ TEST(DrainerTest, ObjectsLeftUnderIdsTheWriterHandsOutAreAllRemovedAndItsOwnStay
 
 // An idle writer whose image was taken over finds out without sending or
 // removing anything, and offers the store no evictions to that image.
-TEST(DrainerTest, AnIdleWriterWhoseImageWasTakenOverFindsOut) {
-  const std::string image = CephCluster::UniqueImage("idle-claimed");
+TEST_P(DrainerTest, AnIdleWriterWhoseImageWasTakenOverFindsOut) {
+  const std::string image = UniqueImage("idle-claimed");
   ScriptedSegment idle;
   idle.Commit(1, {{0, kSegmentBytes}}, 0, Random(kSegmentBytes, 23));
   DrainOptions often;
@@ -566,8 +383,8 @@ TEST(DrainerTest, AnIdleWriterWhoseImageWasTakenOverFindsOut) {
 
 // Another store's image is refused before it is claimed or kept locked: the
 // image's own writer, whose lock was broken while it was only hung, goes on.
-TEST(DrainerTest, AnotherStoresImageIsRefusedWithoutClaimingItOrKeepingItsLock) {
-  const std::string image = CephCluster::UniqueImage("other-store");
+TEST_P(DrainerTest, AnotherStoresImageIsRefusedWithoutClaimingItOrKeepingItsLock) {
+  const std::string image = UniqueImage("other-store");
   ScriptedSegment hung;
   hung.Commit(1, {{0, kSegmentBytes}}, 0, Random(kSegmentBytes, 17));
   auto first = OpenDrainer(image, &hung);
@@ -595,8 +412,8 @@ TEST(DrainerTest, AnotherStoresImageIsRefusedWithoutClaimingItOrKeepingItsLock) 
   (*first)->Stop();
 }
 
-TEST(DrainerTest, AnObjectSentToButNeverPublishedIsRemovedWithoutWaitingForARestart) {
-  const std::string image = CephCluster::UniqueImage("unpublished");
+TEST_P(DrainerTest, AnObjectSentToButNeverPublishedIsRemovedWithoutWaitingForARestart) {
+  const std::string image = UniqueImage("unpublished");
   ScriptedSegment source;
   DrainOptions options;
   options.gc_delay = std::chrono::seconds(0);
@@ -623,8 +440,8 @@ TEST(DrainerTest, AnObjectSentToButNeverPublishedIsRemovedWithoutWaitingForARest
   drainer.Stop();
 }
 
-TEST(DrainerTest, AWaitForANewerImageEndsAtOnceForOnePublishedSinceItsCountWasTaken) {
-  const std::string image = CephCluster::UniqueImage("newer");
+TEST_P(DrainerTest, AWaitForANewerImageEndsAtOnceForOnePublishedSinceItsCountWasTaken) {
+  const std::string image = UniqueImage("newer");
   ScriptedSegment source;
   auto opened = OpenDrainer(image, &source);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
