@@ -7,6 +7,7 @@
 
 #include "format/superblock.h"
 #include "librados_image.h"
+#include "util/backoff.h"
 
 namespace ckptfs {
 
@@ -87,12 +88,12 @@ Status TierAttachment::AttachDrainer() {
 }
 
 void TierAttachment::RetryAttach() {
-  std::chrono::milliseconds backoff{0};
+  Backoff backoff(std::chrono::milliseconds(500), options_.max_backoff);
   for (;;) {
-    backoff = std::min(options_.max_backoff, std::max(2 * backoff, std::chrono::milliseconds(500)));
+    const std::chrono::milliseconds delay = backoff.Failed();
     {
       MutexLock lock(&mu_);
-      const auto until = std::chrono::steady_clock::now() + backoff;
+      const auto until = std::chrono::steady_clock::now() + delay;
       while (!finishing_ && std::chrono::steady_clock::now() < until) {
         finishing_changed_.WaitFor(&mu_, until - std::chrono::steady_clock::now());
       }
@@ -106,7 +107,7 @@ void TierAttachment::RetryAttach() {
       return;
     }
     spdlog::warn("connecting to {} failed again ({}); retrying in {} ms", target_.ToString(), connect_error_,
-                 std::min(options_.max_backoff, 2 * backoff).count());
+                 backoff.next().count());
   }
 }
 

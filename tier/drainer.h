@@ -4,60 +4,50 @@
 //
 // Each cycle captures the last commit (CommittedImageSource), sends the
 // bytes of it that the image lacks, and then publishes a manifest naming
-// them: the image in RADOS is always exactly some commit, because a
-// manifest names only bytes already written, and the objects it names are
-// never rewritten in the ranges it lists (each segment incarnation has its
-// own object). Objects the new manifest no longer names are removed after
-// `gc_delay`, so a read-only mount of an older manifest elsewhere keeps
-// working meanwhile.
+// them: the image in RADOS is always exactly some commit. Objects the new
+// manifest no longer names are removed after `gc_delay`, so a read-only
+// mount of an older manifest elsewhere keeps working meanwhile.
 //
-// The image has one writer: the drainer holds an exclusive RADOS lock on the
-// image's lock object. The lock's cookie names the local store, so a daemon
-// of the same store (whose previous daemon was killed: the local store's
-// flock proves it dead) takes the lock over; anyone else is refused. Each
-// writer also claims the manifest (RadosImage::Claim), and sends, removes
-// and publishes only while the manifest still names it; each object names
-// its owner too, and every write to it is refused unless it is its
-// owner's (RadosImage::WriteAs), as is every removal. So a writer whose
-// lock was broken (`ckptfs-tier takeover`) while it was hung changes no
-// byte its successor's manifest names when it wakes, not even with writes
-// it had in flight (docs/design.md, "One writer").
+// The Drainer runs the cycles; its parts do the work:
+//   ImageWriter       the image's one writer: lock, claim, fence, takeover
+//   DrainPlan         what the image holds and will hold, object by object
+//                     (with its GarbageCollector)
+//   ChunkUploader     sends the pieces the plan lacks
+//   PublishedView     what the last published image holds, for the store's
+//                     threads: the RemoteTier (include/ckptfs/remote_tier.h)
+//                     through which the store evicts runs and reads them back
+//   DrainProgress     the figures (DrainStats)
+//   BurstDeferral     whether to wait for a burst of writes to end
 //
 // Errors (RADOS unreachable, slow, full) never reach the filesystem: the
 // cycle fails, is counted and logged, and is retried with backoff.
 //
-// The drainer is also the store's RemoteTier (include/ckptfs/remote_tier.h):
-// it tells the store which segment incarnations the published image holds,
-// so the store may evict them, and serves reads of evicted runs. Each image
-// it publishes keeps the objects the store's commit points at by remote
-// address (the manifest's evicted list).
-//
-// Threads: Start() runs cycles on one background thread; the state below
-// stats_mu_ is what other threads read (Stats, DrainUntil), and the view
-// below view_mu_ what the store's threads read (Published, ReadRemote). The
-// plan (known_, next_object_id_, published_) belongs to the cycle.
+// Threads: Start() runs cycles on one background thread; DrainUntil runs
+// them on the caller's (at unmount). One cycle at a time (cycle_mu_); the
+// view and the figures are read by any thread.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <limits>
-#include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
-#include <vector>
 
+#include "burst_deferral.h"
+#include "chunk_uploader.h"
 #include "ckptfs/committed_image.h"
 #include "ckptfs/remote_tier.h"
+#include "drain_plan.h"
+#include "drain_progress.h"
 #include "drain_stats.h"
-#include "image_manifest.h"
+#include "image_writer.h"
+#include "published_view.h"
 #include "rados_image.h"
+#include "util/backoff.h"
 #include "util/mutex.h"
 #include "util/periodic_thread.h"
-#include "util/worker_pool.h"
 
 namespace ckptfs {
 
@@ -106,140 +96,50 @@ class Drainer : public RemoteTier {
   // other RADOS calls (each bounded by rados_timeout) are done.
   Status DrainUntil(uint64_t seq, std::chrono::milliseconds timeout) EXCLUDES(cycle_mu_);
 
-  DrainStats Stats() const EXCLUDES(stats_mu_);
+  DrainStats Stats() const;
 
-  // RemoteTier.
-  std::optional<RemoteSegment> Published(uint32_t segment, uint64_t incarnation) override
-      EXCLUDES(view_mu_);
-  Status ReadRemote(uint64_t object, uint64_t offset, void* buf, size_t len) override
-      EXCLUDES(view_mu_);
-  uint64_t ImageSeq() override EXCLUDES(view_mu_);
-  bool WaitForNewerImage(uint64_t seen, std::chrono::milliseconds timeout) override EXCLUDES(view_mu_);
+  // RemoteTier, answered by the view.
+  std::optional<RemoteSegment> Published(uint32_t segment, uint64_t incarnation) override {
+    return view_.Published(segment, incarnation);
+  }
+  Status ReadRemote(uint64_t object, uint64_t offset, void* buf, size_t len) override {
+    return view_.ReadRemote(object, offset, buf, len);
+  }
+  uint64_t ImageSeq() override { return view_.Seq(); }
+  bool WaitForNewerImage(uint64_t seen, std::chrono::milliseconds timeout) override {
+    return view_.WaitForNewer(seen, timeout);
+  }
 
-  static std::string LockCookie(uint64_t store_id);
+  static std::string LockCookie(uint64_t store_id) { return ImageWriter::LockCookie(store_id); }
 
  private:
-  Drainer(std::unique_ptr<RadosImage> image, CommittedImageSource* source, uint64_t store_id, std::string owner,
-          const DrainOptions& options);
-  // Whose the object is, for the next write to it (RadosImage::WriteAs).
-  enum class Ownership {
-    kToCreate,    // not made yet: the next write makes it, or finds the id taken
-    kToTakeOver,  // a previous writer's, named by the manifest read at Open
-    kOwned,       // made or taken over by this writer
-  };
-  // What the image holds of one local segment incarnation.
-  struct Known {
-    uint64_t incarnation = 0;
-    uint64_t object_id = 0;
-    std::vector<ImageChunk> chunks;  // sorted, disjoint
-    Ownership ownership = Ownership::kToCreate;
-  };
-  struct Piece {
-    uint32_t segment;
-    uint64_t offset;
-    uint64_t length;
-  };
-
+  Drainer(std::unique_ptr<ImageWriter> writer, CommittedImageSource* source, const DrainOptions& options);
   // One drain step: capture, send, publish. Ok with nothing to do.
   Status CycleLocked() REQUIRES(cycle_mu_);
-  // Lists the image once, when the drain first catches up: objects a dead
-  // writer left unnamed go to the garbage, and ids continue past them. Not
-  // before the first send: a listing visits every placement group of the
-  // pool (0.6 s on the test cluster), and the ids need no listing to be
-  // safe (see ScanObjectsLocked).
-  Status ScanObjectsLocked() REQUIRES(cycle_mu_);
-  // Sends the object of `k`, a segment's entry being dropped, to the
-  // garbage with the next manifest, unless the published one names it.
-  void DropUnpublishedLocked(uint32_t segment, const Known& k) REQUIRES(cycle_mu_);
-  // Makes the previous writer's chunks of segments this store still holds
-  // unchanged (checked by CRC) count as sent.
-  Status AdoptLocked(const CommittedImage& image) REQUIRES(cycle_mu_);
-  // Sends `pieces` of the segments' current incarnations (known_). Sets
-  // `redo` when the commit cannot be completed this cycle, but a later one
-  // may: a segment was handed out again while it was read, or an object id
-  // was found taken.
-  Status SendLocked(const std::vector<Piece>& pieces, uint64_t segment_bytes, bool* redo) REQUIRES(cycle_mu_);
-  // How the next write to `k`'s object goes; for an object to take over,
-  // looks its owner up first, into `from`.
-  Result<RadosImage::WriteAs> WriteAsLocked(uint32_t segment, const Known& k, std::string* from)
-      REQUIRES(cycle_mu_);
-  // After writes to the objects of `segments` were refused for their
-  // owner: an id taken by an object a dead writer left gets the segment a
-  // new object; one taken over by a successor fences this writer.
-  Status SettleContestedLocked(const std::set<uint32_t>& segments) REQUIRES(cycle_mu_);
   Status PublishLocked(const CommittedImage& image) REQUIRES(cycle_mu_);
-  // Makes the view (view_mu_) show `published_`, whose segments held the
-  // incarnations `image` names (null: not known, as for a manifest read at
-  // Open: nothing is evictable until the first publish).
-  void UpdateViewLocked(const CommittedImage* image) REQUIRES(cycle_mu_) EXCLUDES(view_mu_);
-  // Removes the garbage that is due, if the image is still this writer's.
-  Status CollectGarbageLocked() REQUIRES(cycle_mu_);
-  // Ok while the manifest still names this writer (RadosImage::CheckOwner).
-  Status CheckClaimLocked() REQUIRES(cycle_mu_);
   void Tick() EXCLUDES(cycle_mu_);
-  // True while a burst is on and the drain may still wait for it to end.
-  bool DeferForBurstLocked() REQUIRES(cycle_mu_);
-  void NoteError(const Status& s) EXCLUDES(stats_mu_);
 
-  const std::unique_ptr<RadosImage> image_;
   CommittedImageSource* const source_;
-  const uint64_t store_id_;
-  const std::string owner_;  // the manifest's owner while this writer has the image (RadosImage::Claim)
   const DrainOptions options_;
+  RadosImage* const image_;  // the writer's; thread-safe
 
-  // When DrainUntil must be done (at unmount): no write starts after it,
-  // so a drain far behind does not hold the unmount for all it has to send.
-  // A steady_clock count, the most there is while no DrainUntil runs, the
+  // When DrainUntil must be done (at unmount), for ChunkUploader: a
+  // steady_clock count, the most there is while no DrainUntil runs, the
   // least once Stop is called. Not under cycle_mu_: the thread's cycle,
   // which may hold that lock while it sends a whole store, must see it too.
   std::atomic<int64_t> send_deadline_{std::numeric_limits<int64_t>::max()};
 
   // One cycle at a time (the thread's, or DrainUntil's on unmount).
-  Mutex cycle_mu_ ACQUIRED_BEFORE(stats_mu_, view_mu_);
-  bool scanned_ GUARDED_BY(cycle_mu_) = false;
-  bool adopted_ GUARDED_BY(cycle_mu_) = false;
-  std::map<uint32_t, Known> known_ GUARDED_BY(cycle_mu_);
-  uint64_t next_object_id_ GUARDED_BY(cycle_mu_) = 1;
-  ImageManifest published_ GUARDED_BY(cycle_mu_);  // publish_seq 0: none yet
-  std::chrono::steady_clock::time_point retry_at_ GUARDED_BY(cycle_mu_);
-  // When the claim was last found to be this writer's.
-  std::chrono::steady_clock::time_point claim_checked_at_ GUARDED_BY(cycle_mu_);
-  std::chrono::milliseconds backoff_ GUARDED_BY(cycle_mu_){0};
-  uint64_t last_bytes_written_ GUARDED_BY(cycle_mu_) = 0;
-  std::chrono::steady_clock::time_point last_tick_ GUARDED_BY(cycle_mu_);
-  std::chrono::steady_clock::time_point deferring_since_ GUARDED_BY(cycle_mu_);
-  bool deferring_ GUARDED_BY(cycle_mu_) = false;
-  // Objects to remove once their time comes.
-  std::vector<std::pair<std::chrono::steady_clock::time_point, std::string>> garbage_
-      GUARDED_BY(cycle_mu_);
-  // Objects sent to and never named by a manifest we published, whose
-  // segments' entries are gone: garbage once the next manifest is out.
-  std::vector<std::string> dropped_unpublished_ GUARDED_BY(cycle_mu_);
+  Mutex cycle_mu_;
+  const std::unique_ptr<ImageWriter> writer_ PT_GUARDED_BY(cycle_mu_);
+  DrainPlan plan_ GUARDED_BY(cycle_mu_);
+  ChunkUploader uploader_ GUARDED_BY(cycle_mu_);
+  BurstDeferral deferral_ GUARDED_BY(cycle_mu_);
+  Backoff backoff_ GUARDED_BY(cycle_mu_);
 
-  // What the last published image holds, for the store's threads.
-  struct HeldSegment {
-    uint64_t incarnation = 0;
-    RemoteSegment where;
-  };
-  mutable Mutex view_mu_;
-  std::map<uint32_t, HeldSegment> view_segments_ GUARDED_BY(view_mu_);
-  std::map<uint64_t, uint32_t> view_objects_ GUARDED_BY(view_mu_);  // object -> its segment
-  uint64_t view_seq_ GUARDED_BY(view_mu_) = 0;  // views shown so far
-  CondVar view_changed_;  // view_seq_ grew
-
-  mutable Mutex stats_mu_;
-  DrainStats stats_ GUARDED_BY(stats_mu_);
-  std::chrono::steady_clock::time_point behind_since_ GUARDED_BY(stats_mu_);
-  std::chrono::steady_clock::duration sending_ GUARDED_BY(stats_mu_){0};  // stats_.sending_ms, unrounded
-  bool behind_ GUARDED_BY(stats_mu_) = false;
-
-  // What SendLocked reads pieces into and sends them from; between cycles,
-  // only those librados still holds (RadosImage::SendBuffer).
-  std::deque<RadosImage::SendBuffer> send_buffers_ GUARDED_BY(cycle_mu_);
-  // Reads the pieces SendLocked sends next (reads_ahead threads).
-  WorkerPool piece_readers_;
-  PeriodicThread thread_;  // declared after piece_readers_: joined first
-  bool stopped_ GUARDED_BY(cycle_mu_) = false;
+  PublishedView view_;
+  DrainProgress progress_;
+  PeriodicThread thread_;  // last: joined first
 };
 
 }  // namespace ckptfs

@@ -71,7 +71,7 @@ for step in "${steps[@]}"; do
       ;;
     tsan)
       echo "== ThreadSanitizer: core unit tests, crash sweeps, mount concurrency"
-      build build-tsan -DCKPTFS_SANITIZE=thread -- fs_tests integration_tests
+      build build-tsan -DCKPTFS_SANITIZE=thread -- fs_tests integration_tests tier_unit_tests
       [ "$build_only" = 0 ] || continue
       export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 log_path=$reports/tsan"
       # Every core test but the single-threaded crash sweeps and the two
@@ -80,22 +80,26 @@ for step in "${steps[@]}"; do
       build-tsan/bin/fs_tests --gtest_brief=1 \
         --gtest_filter='-CrashSweep.Sequential*:CrashSweep.ThreadedRanksCompressed*:CrashSweep.SecondCrash*'
       build-tsan/bin/integration_tests --gtest_brief=1 --gtest_filter='PosixOpsTest.Concurrent*:StressTest.*:KillLoopTest.*:PersistenceTest.*:CoherenceTest.*'
-      # Not the daemon draining to RADOS: librados and libceph-common are not
-      # built with TSan, and their threads' accesses to the caller's stack
-      # and buffers read as races on every connect (tried 2026-12-03).
+      # The drain's threads (its cycle, the piece readers, the store's reads
+      # of the view) against images in memory. Not the daemon draining to
+      # RADOS: librados and libceph-common are not built with TSan, and their
+      # threads' accesses to the caller's stack and buffers read as races on
+      # every connect (tried 2026-12-03).
+      build-tsan/bin/tier_unit_tests --gtest_brief=1
       unset TSAN_OPTIONS
       check_reports ThreadSanitizer
       ;;
     asan)
       echo "== Clang: lock analysis of every library and program; AddressSanitizer + UBSan: unit tests"
       build build-asan -DCMAKE_CXX_COMPILER=clang++ -DCKPTFS_SANITIZE=address -DCKPTFS_BUILD_REPLAY=ON -- \
-        "${lock_checked[@]}" fs_tests tools_tests mount_tests
+        "${lock_checked[@]}" fs_tests tools_tests mount_tests tier_unit_tests
       [ "$build_only" = 0 ] || continue
       export ASAN_OPTIONS="log_path=$reports/asan detect_leaks=1"
       export UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1 log_path=$reports/ubsan"
       build-asan/bin/fs_tests --gtest_brief=1
       build-asan/bin/tools_tests --gtest_brief=1
       build-asan/bin/mount_tests --gtest_brief=1
+      build-asan/bin/tier_unit_tests --gtest_brief=1
       unset ASAN_OPTIONS UBSAN_OPTIONS
       check_reports "AddressSanitizer/UBSan"
       ;;

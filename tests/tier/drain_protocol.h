@@ -20,6 +20,7 @@
 #include "ckptfs/committed_image.h"
 #include "drainer.h"
 #include "image_manifest.h"
+#include "published_manifest.h"
 #include "rados_image.h"
 #include "util/mutex.h"
 
@@ -148,6 +149,18 @@ class DrainerTest : public ::testing::TestWithParam<BackendParam> {
     options.busy_bytes_per_second = 0;  // no burst to wait for
     return Drainer::Open(std::move(rados), source, store_id, options);
   }
+  // OpenDrainer, and drains until the image holds the source's commit.
+  Result<std::unique_ptr<Drainer>> OpenDrained(const std::string& image, ScriptedSegment* source,
+                                               DrainOptions options = {}) {
+    CKPTFS_ASSIGN_OR_RETURN(std::unique_ptr<Drainer> drainer, OpenDrainer(image, source, options));
+    CKPTFS_RETURN_IF_ERROR(drainer->DrainUntil(0, std::chrono::seconds(60)));
+    return drainer;
+  }
+  // The image's manifest as published, read by a client of its own.
+  Result<ImageManifest> PublishedManifest(const std::string& image) {
+    CKPTFS_ASSIGN_OR_RETURN(std::unique_ptr<RadosImage> admin, OpenImage(image));
+    return ReadPublishedManifest(admin.get());
+  }
   // Breaks the image's writer lock, as `ckptfs-tier takeover --no-fence` does.
   void BreakWriterLock(const std::string& image) {
     auto admin = OpenImage(image);
@@ -172,6 +185,31 @@ class DrainerTest : public ::testing::TestWithParam<BackendParam> {
 
  protected:
   std::unique_ptr<ImageBackend> backend_;
+};
+
+// A writer that takes `image` over from the one the test runs, at the
+// moment the test picks (a stall of that writer's, a call of its): breaks
+// the lock, opens the image for `source` and drains it, and keeps what it
+// opened and how the drain went.
+struct Successor {
+  Successor(DrainerTest* test, std::string image, ScriptedSegment* source)
+      : test(test), image(std::move(image)), source(source) {}
+  void TakeOver() {
+    test->BreakWriterLock(image);
+    auto opened = test->OpenDrainer(image, source);
+    if (!opened.ok()) {
+      drained = opened.status();
+      return;
+    }
+    drainer = std::move(*opened);
+    drained = drainer->DrainUntil(0, std::chrono::seconds(60));
+  }
+
+  DrainerTest* const test;
+  const std::string image;
+  ScriptedSegment* const source;
+  std::unique_ptr<Drainer> drainer;
+  Status drained = Status::IOError("the successor never took over");
 };
 
 // The bytes of the segment the drainer's published image holds as

@@ -63,12 +63,6 @@ class DrainerFaultTest : public DrainerTest {
   }
 
  protected:
-  // The image's manifest as published, read by a client of its own.
-  Result<ImageManifest> Manifest(const std::string& image) {
-    CKPTFS_ASSIGN_OR_RETURN(auto admin, OpenImage(image));
-    return ReadPublishedManifest(admin.get());
-  }
-
   MemoryCluster* cluster_ = nullptr;
 };
 
@@ -85,7 +79,7 @@ TEST_F(DrainerFaultTest, AWriteRefusedInTheMiddleOfACycleIsSentAgainAndNothingIs
   ASSERT_TRUE(drainer.DrainUntil(0, std::chrono::seconds(20)).ok());
   EXPECT_GE(drainer.Stats().errors, 1u);
   EXPECT_TRUE(ReadBack(&drainer, 1) == bytes);
-  auto manifest = Manifest(image);
+  auto manifest = PublishedManifest(image);
   ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
   EXPECT_EQ(manifest->commit_lsn, 1u);
   EXPECT_EQ(SegmentObjects(image), (std::vector<std::string>{ImageManifest::ObjectName(kSegment, 1)}));
@@ -142,7 +136,7 @@ TEST_F(DrainerFaultTest, APublicationThatFailsOrTimesOutYetLandsIsPublishedAgain
     ASSERT_TRUE(drainer.DrainUntil(0, std::chrono::seconds(20)).ok());
     source.Commit(2, {{0, kSegmentBytes}}, 0, second);
     ASSERT_TRUE(drainer.DrainUntil(0, std::chrono::seconds(20)).ok());
-    auto manifest = Manifest(image);
+    auto manifest = PublishedManifest(image);
     ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
     EXPECT_EQ(manifest->commit_lsn, 3u);
     EXPECT_EQ(manifest->publish_seq, 3u);
@@ -160,39 +154,30 @@ TEST_F(DrainerFaultTest, ALockLostJustBeforeAPublicationPublishesNothing) {
   const std::string image = UniqueImage("lost-lock");
   ScriptedSegment hung;
   hung.Commit(1, {{0, kSegmentBytes}}, 0, Random(kSegmentBytes, 35));
-  auto first = OpenDrainer(image, &hung);
+  auto first = OpenDrained(image, &hung);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
-  ASSERT_TRUE((*first)->DrainUntil(0, std::chrono::seconds(20)).ok());
 
   ScriptedSegment successor;
   const std::string successor_bytes = Random(kSegmentBytes, 36);
   for (int commit = 0; commit < 3; ++commit) successor.Commit(2, {{0, kSegmentBytes}}, 0, successor_bytes);
-  std::unique_ptr<Drainer> second;
-  Status second_drained = Status::IOError("never opened");
-  cluster_->Inject({.call = Call::kWriteWhole, .outcome = Outcome::kGoesOn, .oid_prefix = ImageManifest::kObject,
-                    .first = [&] {
-                      BreakWriterLock(image);
-                      auto opened = OpenDrainer(image, &successor);
-                      if (!opened.ok()) {
-                        second_drained = opened.status();
-                        return;
-                      }
-                      second = std::move(*opened);
-                      second_drained = second->DrainUntil(0, std::chrono::seconds(20));
-                    }});
+  testing::Successor second(this, image, &successor);
+  cluster_->Inject({.call = Call::kWriteWhole,
+                    .outcome = Outcome::kGoesOn,
+                    .oid_prefix = ImageManifest::kObject,
+                    .first = [&] { second.TakeOver(); }});
   hung.Commit(1, {{0, kSegmentBytes}}, 0, Random(kSegmentBytes, 37));
   Status woke = (*first)->DrainUntil(0, std::chrono::seconds(5));
-  ASSERT_TRUE(second_drained.ok()) << second_drained.ToString();
+  ASSERT_TRUE(second.drained.ok()) << second.drained.ToString();
   EXPECT_FALSE(woke.ok());
   EXPECT_TRUE((*first)->Stats().fenced);
   EXPECT_EQ((*first)->Stats().manifests_published, 1u);
   EXPECT_FALSE((*first)->Published(kSegment, 1).has_value()) << "a fenced writer still offers evictions";
-  auto manifest = Manifest(image);
+  auto manifest = PublishedManifest(image);
   ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
   EXPECT_EQ(manifest->commit_lsn, 3u) << "the fenced writer published over its successor's image";
-  EXPECT_TRUE(ReadBack(second.get(), 2) == successor_bytes);
+  EXPECT_TRUE(ReadBack(second.drainer.get(), 2) == successor_bytes);
   (*first)->Stop();
-  second->Stop();
+  second.drainer->Stop();
 }
 
 // A daemon of the same store opens the image while the lock is still held
@@ -203,9 +188,8 @@ TEST_F(DrainerFaultTest, ADaemonOfTheSameStoreFencesItsPredecessorAndTakesTheIma
   const std::string image = UniqueImage("same-store");
   ScriptedSegment source;
   source.Commit(1, {{0, kSegmentBytes}}, 0, Random(kSegmentBytes, 38));
-  auto first = OpenDrainer(image, &source);
+  auto first = OpenDrained(image, &source);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
-  ASSERT_TRUE((*first)->DrainUntil(0, std::chrono::seconds(20)).ok());
 
   // Another store is refused while the lock is held.
   ScriptedSegment other;
