@@ -2,20 +2,19 @@
 // Exceptions (std::bad_alloc from buffers) stop here and become ENOMEM.
 #include "fuse_ops.h"
 
-#include <linux/capability.h>
 #include <spdlog/spdlog.h>
 #include <sys/xattr.h>
 
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <new>
 #include <string>
 #include <vector>
 
 #include "ckptfs/filesystem.h"
+#include "caller.h"
 #include "errno_map.h"
 #include "stats_report.h"
 
@@ -64,39 +63,6 @@ void ReplyEntry(fuse_req_t req, const Result<struct stat>& r) {
   if (!r.ok()) return ReplyStatus(req, r.status());
   fuse_entry_param e = EntryOf(req, *r);
   fuse_reply_entry(req, &e);
-}
-
-// Whether the caller is in group `gid` (its own or a supplementary one).
-bool CallerInGroup(fuse_req_t req, gid_t gid) {
-  if (fuse_req_ctx(req)->gid == gid) return true;
-  std::vector<gid_t> groups(64);
-  int n = fuse_req_getgroups(req, static_cast<int>(groups.size()), groups.data());
-  if (n > static_cast<int>(groups.size())) {
-    groups.resize(static_cast<size_t>(n));
-    n = fuse_req_getgroups(req, n, groups.data());
-  }
-  for (int i = 0; i < n && i < static_cast<int>(groups.size()); ++i) {
-    if (groups[static_cast<size_t>(i)] == gid) return true;
-  }
-  return false;
-}
-
-// Whether the caller holds CAP_FSETID (keeps set-id bits on what it
-// changes). The kernel says so only in a WRITE's and a SETATTR's flags; for
-// other requests (fallocate) the caller's effective capabilities are read
-// from /proc, and a caller not found there (it exited, or is in another pid
-// namespace) counts as privileged only as root.
-bool CallerHasCapFsetid(fuse_req_t req) {
-  const fuse_ctx* who = fuse_req_ctx(req);
-  if (who->pid > 0) {
-    std::ifstream status("/proc/" + std::to_string(who->pid) + "/status");
-    for (std::string line; std::getline(status, line);) {
-      if (line.rfind("CapEff:", 0) != 0) continue;
-      const uint64_t caps = std::strtoull(line.c_str() + 7, nullptr, 16);
-      return (caps >> CAP_FSETID) & 1;
-    }
-  }
-  return who->uid == 0;
 }
 
 // What a write, truncate, fallocate or chown clears of `ino`'s set-id
