@@ -512,7 +512,7 @@ StoreStats LogStructuredFs::Stats() {
     s.prefetched_runs = prefetcher_->loaded();
     s.prefetch_pending = prefetcher_->pending();
   }
-  s.appends = d.appends;
+  s.stored_runs_written = d.appends;
   s.commits = j.commits;
   s.log_compactions = j.compactions;
   const CleanerStats c = cleaner_.stats();

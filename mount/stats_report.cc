@@ -1,7 +1,7 @@
-// Stats rendering. The JSON is flat objects of integers (and the one
-// boolean read_only), written by hand: no dependency, and trivially parsed
-// by any client. Each figure is listed once, with its kind, and the three
-// renderings (text, JSON, Prometheus) follow from the lists.
+// Stats rendering. The store's and the drain's figures come from their
+// tables (ckptfs/store_stats.h, tier/drain_stats.h), each figure listed
+// once with its kind and meaning; the JSON is written with nlohmann/json
+// (ckptfs/stats_json.h), which the tools read back the same way.
 #include "stats_report.h"
 
 #include <cinttypes>
@@ -10,71 +10,20 @@
 #include <utility>
 #include <vector>
 
+#include "ckptfs/stats_json.h"
+#include "drain_stats_json.h"
+
 namespace ckptfs {
 namespace {
 
-// How Prometheus reads a figure: a counter only grows while the daemon
-// runs; a gauge is a level now.
-enum class Kind { kCounter, kGauge };
-constexpr Kind kCounter = Kind::kCounter;
-constexpr Kind kGauge = Kind::kGauge;
+using Json = nlohmann::ordered_json;
 
-struct Field {
-  const char* first;  // its name in the JSON and the text
-  uint64_t second;
-  Kind kind = kCounter;
+// A figure of the FUSE counters, which are not a stats struct: a request
+// count by operation, or by size.
+struct Count {
+  const char* name;
+  uint64_t value;
 };
-
-std::vector<Field> StoreFields(const StoreStats& s) {
-  return {{"store_id", s.store_id, kGauge},
-          {"bytes_written", s.bytes_written},
-          {"bytes_read", s.bytes_read},
-          {"read_errors", s.read_errors},
-          {"stored_runs_written", s.appends},
-          {"data_device_bytes", s.data_device_bytes},
-          {"metadata_device_bytes", s.metadata_device_bytes},
-          {"segments_written", s.segments_written},
-          {"partial_flushes", s.partial_flushes},
-          {"buffer_waits", s.buffer_waits},
-          {"read_cache_hits", s.read_cache_hits},
-          {"read_cache_misses", s.read_cache_misses},
-          {"prefetched_runs", s.prefetched_runs},
-          {"prefetch_pending", s.prefetch_pending, kGauge},
-          {"commits", s.commits},
-          {"log_compactions", s.log_compactions},
-          {"cleaner_bytes_moved", s.cleaner_bytes_moved},
-          {"cleaner_segments", s.cleaner_segments},
-          {"evicted_segments", s.evicted_segments},
-          {"evicted_bytes", s.evicted_bytes},
-          {"remote_objects", s.remote_objects, kGauge},
-          {"remote_live_bytes", s.remote_live_bytes, kGauge},
-          {"remote_reads", s.remote_reads},
-          {"remote_read_bytes", s.remote_read_bytes},
-          {"cache_hit_bytes", s.cache_hit_bytes},
-          {"cache_fill_bytes", s.cache_fill_bytes},
-          {"segment_size", s.segment_size, kGauge},
-          {"segments_total", s.segments_total, kGauge},
-          {"segments_free", s.segments_free, kGauge},
-          {"segments_data", s.segments_data, kGauge},
-          {"segments_meta", s.segments_meta, kGauge},
-          {"segments_pending_free", s.segments_pending_free, kGauge},
-          {"live_bytes", s.live_bytes, kGauge},
-          {"live_file_bytes", s.live_file_bytes, kGauge},
-          {"dead_bytes", s.dead_bytes, kGauge},
-          {"fallocated_bytes", s.fallocated_bytes, kGauge},
-          {"shared_bytes", s.shared_bytes, kGauge},
-          {"bytes_copied", s.bytes_copied},
-          {"inodes", s.inodes, kGauge},
-          {"compressed_runs", s.compressed_runs},
-          {"compress_raw_runs", s.compress_raw_runs},
-          {"compress_bytes_in", s.compress_bytes_in},
-          {"compress_bytes_out", s.compress_bytes_out},
-          {"compress_pending_bytes", s.compress_pending_bytes, kGauge},
-          {"compress_waits", s.compress_waits},
-          {"compress_skipped_runs", s.compress_skipped_runs},
-          {"runs_decoded", s.runs_decoded},
-          {"backing_shortfall_bytes", s.backing_shortfall_bytes, kGauge}};
-}
 
 // File bytes per stored byte of what is live, in thousandths: the
 // compression ratio the store achieves now (1000 without compression).
@@ -89,22 +38,8 @@ uint64_t WriteAmplificationMilli(const StoreStats& s) {
   return (s.data_device_bytes + s.metadata_device_bytes) * 1000 / s.bytes_written;
 }
 
-void AppendObject(std::string* out, const char* name, const std::vector<Field>& fields) {
-  *out += "\"";
-  *out += name;
-  *out += "\":{";
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (i) *out += ",";
-    *out += "\"";
-    *out += fields[i].first;
-    *out += "\":";
-    *out += std::to_string(fields[i].second);
-  }
-  *out += "}";
-}
-
-std::vector<Field> RequestFields(const FuseCounters& f) {
-  std::vector<Field> out;
+std::vector<Count> RequestCounts(const FuseCounters& f) {
+  std::vector<Count> out;
   for (int i = 0; i < static_cast<int>(FuseOp::kCount); ++i) {
     uint64_t n = f.requests[i].load();
     if (n) out.push_back({FuseOpName(static_cast<FuseOp>(i)), n});
@@ -112,80 +47,68 @@ std::vector<Field> RequestFields(const FuseCounters& f) {
   return out;
 }
 
-std::vector<Field> WriteSizeFields(const FuseCounters& f) {
+std::vector<Count> WriteSizeCounts(const FuseCounters& f) {
   static const char* kNames[] = {"le_4k", "le_64k", "le_256k", "le_1m", "gt_1m"};
-  std::vector<Field> out;
+  std::vector<Count> out;
   for (int b = 0; b < FuseCounters::kSizeBuckets; ++b) out.push_back({kNames[b], f.write_sizes[b].load()});
   return out;
 }
 
-std::vector<Field> TierFields(const DrainStats& t) {
-  return {{"published", t.published ? 1u : 0u, kGauge},
-          {"committed_lsn", t.committed_lsn, kGauge},
-          {"drained_lsn", t.drained_lsn, kGauge},
-          {"behind_bytes", t.behind_bytes, kGauge},
-          {"behind_ms", t.behind_ms, kGauge},
-          {"uploaded_bytes", t.uploaded_bytes},
-          {"adopted_bytes", t.adopted_bytes},
-          {"image_bytes", t.image_bytes, kGauge},
-          {"manifests_published", t.manifests_published},
-          {"objects_removed", t.objects_removed},
-          {"errors", t.errors},
-          {"retries", t.retries},
-          {"deferred_ms", t.deferred_ms},
-          {"sending_ms", t.sending_ms},
-          {"held_send_buffers", t.held_send_buffers, kGauge},
-          {"fenced", t.fenced ? 1u : 0u, kGauge}};
+Json ObjectOf(const std::vector<Count>& counts) {
+  Json out = Json::object();
+  for (const Count& c : counts) out[c.name] = c.value;
+  return out;
 }
 
-// A JSON string literal of `s`.
-std::string Quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char esc[8];
-      std::snprintf(esc, sizeof esc, "\\u%04x", c);
-      out += esc;
-    } else {
-      out += c;
-    }
+// "NAME VALUE" lines, the name padded to 24 columns after `prefix`.
+template <typename Stats, size_t N>
+void AppendLines(std::string* out, const char* prefix, const Stats& stats, const StatField<Stats> (&fields)[N]) {
+  char line[160];
+  const int width = 24 - static_cast<int>(std::string(prefix).size());
+  for (const StatField<Stats>& f : fields) {
+    std::snprintf(line, sizeof line, "%s%-*s %llu\n", prefix, width, f.name,
+                  static_cast<unsigned long long>(f.get(stats)));
+    *out += line;
   }
-  return out + "\"";
+}
+
+void AppendLines(std::string* out, const char* prefix, const std::vector<Count>& counts) {
+  char line[160];
+  const int width = 24 - static_cast<int>(std::string(prefix).size());
+  for (const Count& c : counts) {
+    std::snprintf(line, sizeof line, "%s%-*s %llu\n", prefix, width, c.name, static_cast<unsigned long long>(c.value));
+    *out += line;
+  }
 }
 
 }  // namespace
 
 std::string RenderStatsJson(const StoreStats& store, const FuseCounters& fuse, const ChannelStatus& channel,
                             const std::optional<DrainStats>& tier) {
-  std::string out = "{";
-  AppendObject(&out, "store", StoreFields(store));
-  out += ",\"write_amplification_milli\":" + std::to_string(WriteAmplificationMilli(store));
-  out += ",\"compression_ratio_milli\":" + std::to_string(CompressionRatioMilli(store));
-  out += std::string(",\"read_only\":") + (store.read_only ? "true" : "false") + ",";
-  out += "\"channel\":" + Quoted(channel.name) + ",\"ring_requests\":" + std::to_string(channel.ring_requests) + ",";
-  AppendObject(&out, "fuse_requests", RequestFields(fuse));
-  out += ",\"fuse_error_replies\":" + std::to_string(fuse.error_replies.load()) + ",";
-  AppendObject(&out, "write_request_sizes", WriteSizeFields(fuse));
+  Json out = {{"store", store},
+              {"write_amplification_milli", WriteAmplificationMilli(store)},
+              {"compression_ratio_milli", CompressionRatioMilli(store)},
+              {"read_only", store.read_only},
+              {"channel", channel.name},
+              {"ring_requests", channel.ring_requests},
+              {"fuse_requests", ObjectOf(RequestCounts(fuse))},
+              {"fuse_error_replies", fuse.error_replies.load()},
+              {"write_request_sizes", ObjectOf(WriteSizeCounts(fuse))}};
   if (tier) {
-    out += ",";
-    AppendObject(&out, "tier", TierFields(*tier));
-    out += ",\"tier_target\":" + Quoted(tier->target) + ",\"tier_last_error\":" + Quoted(tier->last_error);
+    out["tier"] = *tier;
+    out["tier_target"] = tier->target;
+    out["tier_last_error"] = tier->last_error;
   }
-  out += "}\n";
-  return out;
+  // An error message may quote bytes that are not UTF-8 (a path): they are
+  // replaced, not refused.
+  return out.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 std::string RenderStatsText(const StoreStats& store, const FuseCounters& fuse, const ChannelStatus& channel,
                             const std::optional<DrainStats>& tier) {
   std::string out;
   char line[160];
-  for (const Field& f : StoreFields(store)) {
-    std::snprintf(line, sizeof line, "%-24s %llu\n", f.first, static_cast<unsigned long long>(f.second));
-    out += line;
-  }
+  AppendLines(&out, "", store, kStoreStatFields);
   const uint64_t wa = WriteAmplificationMilli(store);
   std::snprintf(line, sizeof line, "%-24s %llu.%03llu\n", "write_amplification",
                 static_cast<unsigned long long>(wa / 1000), static_cast<unsigned long long>(wa % 1000));
@@ -200,24 +123,12 @@ std::string RenderStatsText(const StoreStats& store, const FuseCounters& fuse, c
   std::snprintf(line, sizeof line, "%-24s %s\n%-24s %llu\n", "channel", channel.name.c_str(), "ring_requests",
                 static_cast<unsigned long long>(channel.ring_requests));
   out += line;
-  for (const Field& f : RequestFields(fuse)) {
-    std::snprintf(line, sizeof line, "fuse.%-19s %llu\n", f.first, static_cast<unsigned long long>(f.second));
-    out += line;
-  }
-  std::snprintf(line, sizeof line, "%-24s %llu\n", "fuse_error_replies",
-                static_cast<unsigned long long>(fuse.error_replies.load()));
-  out += line;
-  for (const Field& f : WriteSizeFields(fuse)) {
-    std::snprintf(line, sizeof line, "write_size.%-13s %llu\n", f.first,
-                  static_cast<unsigned long long>(f.second));
-    out += line;
-  }
+  AppendLines(&out, "fuse.", RequestCounts(fuse));
+  AppendLines(&out, "", {{"fuse_error_replies", fuse.error_replies.load()}});
+  AppendLines(&out, "write_size.", WriteSizeCounts(fuse));
   if (tier) {
     out += "tier.target              " + tier->target + "\n";
-    for (const Field& f : TierFields(*tier)) {
-      std::snprintf(line, sizeof line, "tier.%-19s %llu\n", f.first, static_cast<unsigned long long>(f.second));
-      out += line;
-    }
+    AppendLines(&out, "tier.", *tier, kDrainStatFields);
     if (!tier->last_error.empty()) out += "tier.last_error          " + tier->last_error + "\n";
   }
   return out;
@@ -244,7 +155,7 @@ std::string LabelValue(const std::string& v) {
 // A figure's Prometheus name: ckptfs_[GROUP_]NAME with its unit last
 // (bytes_written: written_bytes), milliseconds as seconds, and _total on a
 // counter. Sets *millis when the value must be divided by 1000.
-std::string MetricName(const char* group, const char* field, Kind kind, bool* millis) {
+std::string MetricName(const char* group, const char* field, StatKind kind, bool* millis) {
   std::string name = field;
   *millis = false;
   const auto take_unit = [&name](const std::string& word) {
@@ -263,7 +174,7 @@ std::string MetricName(const char* group, const char* field, Kind kind, bool* mi
   std::string out = "ckptfs_";
   if (*group) out += std::string(group) + "_";
   out += name;
-  if (kind == kCounter) out += "_total";
+  if (kind == StatKind::kCounter) out += "_total";
   return out;
 }
 
@@ -273,20 +184,25 @@ class PrometheusWriter {
   explicit PrometheusWriter(const MetricLabels& labels)
       : labels_("mount=\"" + LabelValue(labels.mount) + "\",store=\"" + LabelValue(labels.store) + "\"") {}
 
-  void Type(const std::string& name, Kind kind, const std::string& help) {
+  void Type(const std::string& name, StatKind kind, const std::string& help) {
     out_ += "# HELP " + name + " " + help + "\n";
-    out_ += "# TYPE " + name + (kind == kCounter ? " counter\n" : " gauge\n");
+    out_ += "# TYPE " + name + (kind == StatKind::kCounter ? " counter\n" : " gauge\n");
   }
   void Sample(const std::string& name, const std::string& extra_labels, const std::string& value) {
     out_ += name + "{" + labels_ + (extra_labels.empty() ? "" : "," + extra_labels) + "} " + value + "\n";
   }
-  // One metric per field of `fields`, named after GROUP and the field.
-  void Fields(const char* group, const char* json_object, const std::vector<Field>& fields) {
-    for (const Field& f : fields) {
+  // One metric per figure of `fields` but those named in `skip`, named
+  // after GROUP and the figure.
+  template <typename Stats, size_t N>
+  void Figures(const char* group, const char* json_object, const Stats& stats, const StatField<Stats> (&fields)[N],
+               const char* skip = "") {
+    for (const StatField<Stats>& f : fields) {
+      if (std::string(skip) == f.name) continue;
       bool millis = false;
-      const std::string name = MetricName(group, f.first, f.kind, &millis);
-      Type(name, f.kind, std::string(json_object) + "." + f.first + " of ckptfs-stat --json");
-      Sample(name, "", millis ? Thousandths(f.second) : std::to_string(f.second));
+      const std::string name = MetricName(group, f.name, f.kind, &millis);
+      Type(name, f.kind, std::string(f.help) + " (" + json_object + "." + f.name + ")");
+      const uint64_t value = f.get(stats);
+      Sample(name, "", millis ? Thousandths(value) : std::to_string(value));
     }
   }
   // An integer count of thousandths (milliseconds, milli-ratios) as a decimal.
@@ -307,43 +223,41 @@ class PrometheusWriter {
 std::string RenderStatsPrometheus(const StoreStats& store, const FuseCounters& fuse, const ChannelStatus& channel,
                                   const std::optional<DrainStats>& tier, const MetricLabels& labels, bool up) {
   PrometheusWriter w(labels);
-  w.Type("ckptfs_up", kGauge, "1 while the daemon serves the mount, 0 in the file it leaves at exit");
+  w.Type("ckptfs_up", StatKind::kGauge, "1 while the daemon serves the mount, 0 in the file it leaves at exit");
   w.Sample("ckptfs_up", "", up ? "1" : "0");
-  w.Type("ckptfs_store_info", kGauge, "the store's id (store.store_id), as a label");
+  w.Type("ckptfs_store_info", StatKind::kGauge, "the store's id (store.store_id), as a label");
   w.Sample("ckptfs_store_info", "store_id=\"" + std::to_string(store.store_id) + "\"", "1");
-  std::vector<Field> fields = StoreFields(store);
-  fields.erase(fields.begin());  // store_id: the label above
-  w.Fields("", "store", fields);
+  w.Figures("", "store", store, kStoreStatFields, /*skip=*/"store_id");  // the label above
   const uint64_t wa = WriteAmplificationMilli(store), ratio = CompressionRatioMilli(store);
-  w.Type("ckptfs_write_amplification_ratio", kGauge, "device bytes per user byte (write_amplification_milli / 1000)");
+  w.Type("ckptfs_write_amplification_ratio", StatKind::kGauge, "device bytes per user byte (write_amplification_milli / 1000)");
   w.Sample("ckptfs_write_amplification_ratio", "", PrometheusWriter::Thousandths(wa));
-  w.Type("ckptfs_compression_ratio", kGauge, "file bytes per stored byte of what is live (compression_ratio_milli / 1000)");
+  w.Type("ckptfs_compression_ratio", StatKind::kGauge, "file bytes per stored byte of what is live (compression_ratio_milli / 1000)");
   w.Sample("ckptfs_compression_ratio", "", PrometheusWriter::Thousandths(ratio));
-  w.Type("ckptfs_read_only", kGauge, "1 when the store is read-only (mounted so, or after a failed commit)");
+  w.Type("ckptfs_read_only", StatKind::kGauge, "1 when the store is read-only (mounted so, or after a failed commit)");
   w.Sample("ckptfs_read_only", "", store.read_only ? "1" : "0");
-  w.Type("ckptfs_channel_info", kGauge, "how requests reach the daemon (channel), as a label");
+  w.Type("ckptfs_channel_info", StatKind::kGauge, "how requests reach the daemon (channel), as a label");
   w.Sample("ckptfs_channel_info", "channel=\"" + channel.name + "\"", "1");
-  w.Type("ckptfs_ring_requests_total", kCounter, "requests served through FUSE over io_uring (ring_requests)");
+  w.Type("ckptfs_ring_requests_total", StatKind::kCounter, "requests served through FUSE over io_uring (ring_requests)");
   w.Sample("ckptfs_ring_requests_total", "", std::to_string(channel.ring_requests));
-  w.Type("ckptfs_fuse_requests_total", kCounter, "FUSE requests by operation (fuse_requests)");
+  w.Type("ckptfs_fuse_requests_total", StatKind::kCounter, "FUSE requests by operation (fuse_requests)");
   for (int i = 0; i < static_cast<int>(FuseOp::kCount); ++i) {
     w.Sample("ckptfs_fuse_requests_total", std::string("op=\"") + FuseOpName(static_cast<FuseOp>(i)) + "\"",
              std::to_string(fuse.requests[i].load()));
   }
-  w.Type("ckptfs_fuse_error_replies_total", kCounter, "replies carrying an errno (fuse_error_replies)");
+  w.Type("ckptfs_fuse_error_replies_total", StatKind::kCounter, "replies carrying an errno (fuse_error_replies)");
   w.Sample("ckptfs_fuse_error_replies_total", "", std::to_string(fuse.error_replies.load()));
-  w.Type("ckptfs_fuse_write_requests_total", kCounter, "WRITE requests by size (write_request_sizes)");
-  for (const Field& f : WriteSizeFields(fuse)) {
-    w.Sample("ckptfs_fuse_write_requests_total", std::string("size=\"") + f.first + "\"", std::to_string(f.second));
+  w.Type("ckptfs_fuse_write_requests_total", StatKind::kCounter, "WRITE requests by size (write_request_sizes)");
+  for (const Count& c : WriteSizeCounts(fuse)) {
+    w.Sample("ckptfs_fuse_write_requests_total", std::string("size=\"") + c.name + "\"", std::to_string(c.value));
   }
   if (tier) {
-    w.Type("ckptfs_tier_info", kGauge, "the RADOS image the store drains to (tier_target), as a label");
+    w.Type("ckptfs_tier_info", StatKind::kGauge, "the RADOS image the store drains to (tier_target), as a label");
     w.Sample("ckptfs_tier_info", "target=\"" + LabelValue(tier->target) + "\"", "1");
-    w.Fields("tier", "tier", TierFields(*tier));
-    w.Type("ckptfs_tier_failing", kGauge, "1 while the drain's last cycle failed (tier_last_error is set)");
+    w.Figures("tier", "tier", *tier, kDrainStatFields);
+    w.Type("ckptfs_tier_failing", StatKind::kGauge, "1 while the drain's last cycle failed (tier_last_error is set)");
     w.Sample("ckptfs_tier_failing", "", tier->last_error.empty() ? "0" : "1");
     if (!tier->last_error.empty()) {
-      w.Type("ckptfs_tier_last_error_info", kGauge, "the drain's last error (tier_last_error), as a label");
+      w.Type("ckptfs_tier_last_error_info", StatKind::kGauge, "the drain's last error (tier_last_error), as a label");
       w.Sample("ckptfs_tier_last_error_info", "error=\"" + LabelValue(tier->last_error) + "\"", "1");
     }
   }

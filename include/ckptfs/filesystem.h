@@ -23,6 +23,7 @@
 #include "ckptfs/read_view.h"
 #include "ckptfs/remote_tier.h"
 #include "ckptfs/status.h"
+#include "ckptfs/store_stats.h"
 
 namespace ckptfs {
 
@@ -50,68 +51,6 @@ struct AttrChange {
   struct timespec atime {};
   struct timespec mtime {};
   struct timespec ctime {};
-};
-
-// Counters since mount (bytes, counts) and the store's state now. Cheap:
-// no I/O, brief locks only.
-struct StoreStats {
-  uint64_t store_id = 0;  // the superblock's: the store's RADOS images carry it
-  uint64_t segment_size = 0;
-  uint32_t segments_total = 0;
-  uint32_t segments_free = 0;
-  uint32_t segments_data = 0;
-  uint32_t segments_meta = 0;
-  uint32_t segments_pending_free = 0;  // free after the next commit
-  uint64_t live_bytes = 0;  // device bytes of data segments still referenced (physical)
-  uint64_t live_file_bytes = 0;  // the file bytes they hold (logical; > live_bytes when compressed)
-  uint64_t dead_bytes = 0;  // the rest of the data segments: reclaimable by cleaning
-  uint64_t fallocated_bytes = 0;  // reserved by fallocate, not yet written: held for its writes
-  uint64_t inodes = 0;
-  uint64_t bytes_written = 0;  // by users
-  uint64_t bytes_copied = 0;   // by copy_file_range, sharing stored runs (no data written)
-  uint64_t shared_bytes = 0;   // raw stored bytes more than one file range points at now
-  uint64_t bytes_read = 0;     // by users
-  uint64_t read_errors = 0;    // reads refused, e.g. checksum mismatches
-  uint64_t appends = 0;        // stored runs written (coalesced extents)
-  uint64_t data_device_bytes = 0;      // segment bytes written to the device
-  uint64_t metadata_device_bytes = 0;  // log bytes written to the device
-  uint64_t segments_written = 0;
-  uint64_t partial_flushes = 0;  // open segments written early for fsync
-  uint64_t buffer_waits = 0;     // appends that waited for the memory budget
-  uint64_t read_cache_hits = 0, read_cache_misses = 0;
-  uint64_t prefetched_runs = 0;   // read ahead of sequential readers (prefetch_bytes)
-  uint64_t prefetch_pending = 0;  // runs waiting to be read ahead, or being read, now
-  uint64_t commits = 0;
-  uint64_t log_compactions = 0;
-  uint64_t cleaner_bytes_moved = 0;
-  uint64_t cleaner_segments = 0;
-  // The device as a cache of a tier (CommittedImageSource::AttachTier):
-  // segments given up to the tier and the stored bytes they held; runs the
-  // store's files still point at in the tier, and reads served from it.
-  uint64_t evicted_segments = 0;
-  uint64_t evicted_bytes = 0;
-  uint64_t remote_objects = 0;
-  uint64_t remote_live_bytes = 0;
-  uint64_t remote_reads = 0;
-  uint64_t remote_read_bytes = 0;
-  // A mount of an image with -o cache=: bytes its local cache served, and
-  // bytes it took in from RADOS.
-  uint64_t cache_hit_bytes = 0;
-  uint64_t cache_fill_bytes = 0;
-  // Compression: runs the compressor threads stored, how many of them raw
-  // (not worth compressing), and the file bytes in / stored bytes out.
-  uint64_t compressed_runs = 0;
-  uint64_t compress_raw_runs = 0;
-  uint64_t compress_bytes_in = 0;
-  uint64_t compress_bytes_out = 0;
-  uint64_t compress_pending_bytes = 0;  // written, waiting for a compressor now
-  uint64_t compress_waits = 0;          // writes that waited for compressor memory
-  uint64_t compress_skipped_runs = 0;   // stored raw at once: compressors behind (backlog=raw)
-  uint64_t runs_decoded = 0;            // compressed runs decoded for reads
-  // A sparse store file larger than the free space under it: the bytes
-  // of it that cannot be written now (0 for a preallocated store).
-  uint64_t backing_shortfall_bytes = 0;
-  bool read_only = false;  // opened with MountOptions::read_only
 };
 
 class FileSystem {

@@ -931,12 +931,12 @@ class CrashSweep : public ::testing::Test {
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("[ crash sweep ] %s: the burst makes %llu device writes (%llu operations, "
-                "%.1f MiB written, %llu data segments written of %u in the store, %llu "
+                "%.1f MiB written, %llu data segments written of %llu in the store, %llu "
                 "commits, %llu log compactions, %llu segments cleaned, %.1f MiB moved by the "
                 "cleaner); stride %ld; %.1f s\n",
                 test, (unsigned long long)total, (unsigned long long)operations,
                 stats.bytes_written / 1048576.0, (unsigned long long)stats.segments_written,
-                stats.segments_total, (unsigned long long)stats.commits,
+                static_cast<unsigned long long>(stats.segments_total), (unsigned long long)stats.commits,
                 (unsigned long long)stats.log_compactions,
                 (unsigned long long)stats.cleaner_segments, stats.cleaner_bytes_moved / 1048576.0,
                 stride, secs);

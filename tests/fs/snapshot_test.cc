@@ -144,7 +144,7 @@ TEST(Snapshot, LogGrowsOnAfterCompactionsWithoutLeakingSegments) {
   auto st = fs->Create(1, "f", 0644, 0, 0);
   ASSERT_TRUE(st.ok());
   std::string value(60 << 10, 'x');
-  uint32_t max_meta = 0;
+  uint64_t max_meta = 0;
   for (int i = 0; i < 1500; ++i) {
     value[0] = static_cast<char>(i);
     ASSERT_TRUE(fs->SetXattr(st->st_ino, "user.big", value, 0).ok());

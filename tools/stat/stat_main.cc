@@ -10,27 +10,28 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ckptfs/stats_json.h"
 #include "common/command_line.h"
 #include "common/mount_stats.h"
 
 namespace {
 
+using ckptfs::Result;
+using ckptfs::StoreStats;
 using ckptfs::tools::ReadMountAttribute;
-using ckptfs::tools::ReadMountStats;
 
-// One of the store's counters; 0 when the daemon does not report it.
-unsigned long long Counter(const nlohmann::json& stats, const char* key) {
+// The store's figures the daemon reports (its "store" object, read by the
+// same table it was written by); those it does not report read as 0.
+Result<StoreStats> ReadStoreStats(const std::string& mountpoint) {
+  CKPTFS_ASSIGN_OR_RETURN(nlohmann::json stats, ckptfs::tools::ReadMountStats(mountpoint));
   auto store = stats.find("store");
-  if (store == stats.end() || !store->is_object()) return 0;
-  return store->value(key, 0ull);
+  if (store == stats.end() || !store->is_object()) return StoreStats{};
+  return store->get<StoreStats>();
 }
 
-// How far a counter moved from `prev` to `now`; 0 when it went back, as
+// How far a counter moved from `before` to `after`; 0 when it went back, as
 // a remount's new daemon starts them again from 0.
-unsigned long long Moved(const nlohmann::json& prev, const nlohmann::json& now, const char* key) {
-  const unsigned long long before = Counter(prev, key), after = Counter(now, key);
-  return after >= before ? after - before : 0;
-}
+unsigned long long Moved(uint64_t before, uint64_t after) { return after >= before ? after - before : 0; }
 
 }  // namespace
 
@@ -59,32 +60,32 @@ int main(int argc, char** argv) {
     std::fputs(text->c_str(), stdout);
     return 0;
   }
-  auto first = ReadMountStats(mountpoint);
+  auto first = ReadStoreStats(mountpoint);
   if (!first.ok()) {
     std::fprintf(stderr, "ckptfs-stat: %s\n", first.status().ToString().c_str());
     return 1;
   }
-  nlohmann::json prev = std::move(*first);
+  StoreStats prev = *first;
   std::printf("%10s %10s %8s %10s %12s %10s\n", "write MB/s", "read MB/s", "commits", "free GiB",
               "cleaned MB", "dead GiB");
   auto last_time = std::chrono::steady_clock::now();
   for (;;) {
     std::this_thread::sleep_for(std::chrono::duration<double>(interval));
-    auto read = ReadMountStats(mountpoint);
+    auto read = ReadStoreStats(mountpoint);
     if (!read.ok()) {
       std::fprintf(stderr, "ckptfs-stat: %s\n", read.status().ToString().c_str());
       return 1;
     }
-    nlohmann::json now = std::move(*read);
+    const StoreStats now = *read;
     auto t = std::chrono::steady_clock::now();
     double secs = std::chrono::duration<double>(t - last_time).count();
-    auto rate = [&](const char* key) { return Moved(prev, now, key) / secs / 1e6; };
-    std::printf("%10.1f %10.1f %8llu %10.2f %12.1f %10.2f\n", rate("bytes_written"),
-                rate("bytes_read"), Moved(prev, now, "commits"),
-                Counter(now, "segments_free") * Counter(now, "segment_size") / 1073741824.0,
-                Counter(now, "cleaner_bytes_moved") / 1e6, Counter(now, "dead_bytes") / 1073741824.0);
+    std::printf("%10.1f %10.1f %8llu %10.2f %12.1f %10.2f\n", Moved(prev.bytes_written, now.bytes_written) / secs / 1e6,
+                Moved(prev.bytes_read, now.bytes_read) / secs / 1e6, Moved(prev.commits, now.commits),
+                static_cast<double>(now.segments_free * now.segment_size) / 1073741824.0,
+                static_cast<double>(now.cleaner_bytes_moved) / 1e6,
+                static_cast<double>(now.dead_bytes) / 1073741824.0);
     std::fflush(stdout);
-    prev = std::move(now);
+    prev = now;
     last_time = t;
   }
 }

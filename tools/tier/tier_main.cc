@@ -23,11 +23,12 @@
 
 #include "common/command_line.h"
 #include "common/mount_stats.h"
+#include "drain_stats_json.h"
 #include "format/superblock.h"
 #include "image_manifest.h"
 #include "image_removal.h"
-#include "published_manifest.h"
 #include "librados_image.h"
+#include "published_manifest.h"
 #include "rados_target.h"
 
 namespace {
@@ -41,17 +42,18 @@ struct Cluster {
   unsigned timeout = 30;  // seconds, whole: what librados' timeouts take
 };
 
-// The mount's stats, which must have a tier's.
-Result<nlohmann::json> ReadStats(const std::string& mountpoint) {
+// The mount's drain, read from its stats by the table they were written by.
+Result<ckptfs::DrainStats> ReadStats(const std::string& mountpoint) {
   CKPTFS_ASSIGN_OR_RETURN(nlohmann::json stats, ckptfs::tools::ReadMountStats(mountpoint));
-  if (!stats.contains("tier")) {
+  if (!stats.contains("tier") || !stats["tier"].is_object()) {
     return Status::Invalid(mountpoint +
                            " does not drain to RADOS (mounted without -o tier=rados:POOL/NAME, or read-only)");
   }
-  return stats;
+  ckptfs::DrainStats drain = stats["tier"].get<ckptfs::DrainStats>();
+  drain.target = stats.value("tier_target", std::string());
+  drain.last_error = stats.value("tier_last_error", std::string());
+  return drain;
 }
-
-uint64_t TierField(const nlohmann::json& stats, const char* key) { return stats["tier"].value(key, 0ull); }
 
 // How long Wait pauses between two reads of the stats. Each read is a FUSE
 // round trip and a JSON report the daemon writes and this tool parses:
@@ -65,10 +67,10 @@ class WaitPacer {
   static constexpr std::chrono::milliseconds kShortest{10};
   static constexpr std::chrono::milliseconds kLongest{500};
 
-  std::chrono::milliseconds Next(const nlohmann::json& stats) {
+  std::chrono::milliseconds Next(const ckptfs::DrainStats& stats) {
     const auto now = std::chrono::steady_clock::now();
-    const uint64_t uploaded = TierField(stats, "uploaded_bytes");
-    const uint64_t behind = TierField(stats, "behind_bytes");
+    const uint64_t uploaded = stats.uploaded_bytes;
+    const uint64_t behind = stats.behind_bytes;
     if (read_before_) {
       if (uploaded <= uploaded_before_) {
         // Nothing sent since (the drain waits for a burst to end, retries,
@@ -113,30 +115,30 @@ int Wait(const std::string& mountpoint, double timeout) {
     std::fprintf(stderr, "ckptfs-tier: %s\n", stats.status().ToString().c_str());
     return 1;
   }
-  const uint64_t target = TierField(*stats, "committed_lsn");
+  const uint64_t target = stats->committed_lsn;
   const auto start = std::chrono::steady_clock::now();
   WaitPacer pacer;
   while (true) {
-    if (TierField(*stats, "published") && TierField(*stats, "drained_lsn") >= target) {
+    if (stats->published && stats->drained_lsn >= target) {
       std::printf("%s: %s holds every commit up to %" PRIu64 " (%.1f s)\n", mountpoint.c_str(),
-                  (*stats)["tier_target"].get<std::string>().c_str(), target,
+                  stats->target.c_str(), target,
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       return 0;
     }
-    if (TierField(*stats, "fenced")) {
+    if (stats->fenced) {
       std::fprintf(stderr,
                    "ckptfs-tier: %s: RADOS does not hold commit %" PRIu64 ", and never will from this mount: "
                    "its writer was fenced by a takeover (%s)\n",
-                   mountpoint.c_str(), target, (*stats).value("tier_last_error", std::string()).c_str());
+                   mountpoint.c_str(), target, stats->last_error.c_str());
       return 1;
     }
     if (timeout > 0 && std::chrono::steady_clock::now() - start > std::chrono::duration<double>(timeout)) {
-      const std::string error = (*stats).value("tier_last_error", std::string());
+      const std::string& error = stats->last_error;
       std::fprintf(stderr,
                    "ckptfs-tier: %s: RADOS does not hold commit %" PRIu64 " after %.0f s (it holds %" PRIu64
                    ", %" PRIu64 " bytes behind%s%s)\n",
-                   mountpoint.c_str(), target, timeout, TierField(*stats, "drained_lsn"),
-                   TierField(*stats, "behind_bytes"), error.empty() ? "" : "; last error: ", error.c_str());
+                   mountpoint.c_str(), target, timeout, stats->drained_lsn,
+                   stats->behind_bytes, error.empty() ? "" : "; last error: ", error.c_str());
       return 1;
     }
     auto pause = pacer.Next(*stats);
@@ -212,9 +214,9 @@ int MountStatus(const std::string& mountpoint, bool json) {
     std::fprintf(stderr, "ckptfs-tier: %s\n", stats.status().ToString().c_str());
     return 1;
   }
-  nlohmann::json tier = (*stats)["tier"];
-  tier["target"] = (*stats).value("tier_target", "");
-  tier["last_error"] = (*stats).value("tier_last_error", "");
+  nlohmann::json tier = *stats;
+  tier["target"] = stats->target;
+  tier["last_error"] = stats->last_error;
   if (json) {
     std::printf("%s\n", tier.dump().c_str());
     return 0;
