@@ -1,6 +1,8 @@
-// MountConfig parsing with fuse_opt: every ckptfs option is matched by a
-// template, stored as text, then converted and range-checked here so a bad
-// value is refused with the option's name.
+// MountConfig parsing. Every -o option the daemon knows is one row of
+// kOptions below: its name, what it takes, which mounts accept it, its help
+// and how it sets the config (its parser and bounds). fuse_opt's spec, the
+// parsing, the checks of which mounts take it and --help all follow from
+// the table, so an option is written once.
 #include "mount_config.h"
 
 #include "compress/extent_codec.h"
@@ -12,470 +14,543 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 namespace ckptfs {
 namespace {
 
-struct RawOptions {
-  char* memory = nullptr;
-  char* flushers = nullptr;
-  char* commit_interval = nullptr;
-  char* attr_timeout = nullptr;
-  char* entry_timeout = nullptr;
-  char* log_level = nullptr;
-  char* log_file = nullptr;
-  char* io = nullptr;
-  char* read_ahead_kb = nullptr;
-  char* compress = nullptr;
-  char* compressors = nullptr;
-  char* compress_backlog = nullptr;
-  char* compress_when = nullptr;
-  char* wait = nullptr;
-  char* tier = nullptr;
-  char* ceph_conf = nullptr;
-  char* ceph_id = nullptr;
-  char* rados_timeout = nullptr;
-  char* unmount_drain = nullptr;
-  char* drain_defer = nullptr;
-  char* drain_write = nullptr;
-  char* cache = nullptr;
-  char* cache_size = nullptr;
-  char* prefetch = nullptr;
-  char* uring = nullptr;
-  char* metrics_file = nullptr;
-  int no_writeback_cache = 0;
-  int page_cache = 0;
-  int nonempty = 0;
-  int read_only = 0;  // the last of ro and rw
-  AtimePolicy atime = AtimePolicy::kRelatime;  // the last atime policy given
-  int nodiratime = 0;
-  int positional = 0;
-  char* store = nullptr;
+// Which mounts accept an option.
+enum class Scope {
+  kAny,
+  kCluster,  // reaches a Ceph cluster: with -o tier=, or a mount of rados:POOL/NAME
+  kDrain,    // tunes the drain of -o tier=
+  kLocal,    // a local store's, not a mount of rados:POOL/NAME
+  kImage,    // a mount of rados:POOL/NAME's
 };
 
-// ro and rw are seen here and still handed on: libfuse mounts with
-// MS_RDONLY for ro, so the kernel refuses writes before they reach the daemon.
-// The atime policies are the daemon's (the kernel leaves atime to a FUSE
-// daemon): taken here, and only noatime, which libfuse knows, handed on.
-enum Key {
-  kKeyReadOnly = 1,
-  kKeyReadWrite,
-  kKeyNoatime,
-  kKeyRelatime,
-  kKeyStrictatime,
-  kKeyNodiratime,
-  kKeyDiratime,
+// Who takes an option.
+enum class Handling {
+  kDaemon,    // ckptfs's own, taken out of the command line; a remount cannot change it
+  kNoted,     // a mount option the daemon applies itself (the atime policies), taken out
+  kHandedOn,  // noted, and handed on to libfuse too (ro, rw, noatime: it mounts with their flags)
+  kIgnored,   // accepted and dropped (lazytime: the log batches inode writes already)
 };
 
-#define CKPTFS_OPT(t, p) {t, offsetof(RawOptions, p), 1}
-const fuse_opt kOptionSpecs[] = {
-    CKPTFS_OPT("memory=%s", memory),
-    CKPTFS_OPT("flushers=%s", flushers),
-    CKPTFS_OPT("commit_interval=%s", commit_interval),
-    CKPTFS_OPT("attr_timeout=%s", attr_timeout),
-    CKPTFS_OPT("entry_timeout=%s", entry_timeout),
-    CKPTFS_OPT("log_level=%s", log_level),
-    CKPTFS_OPT("log_file=%s", log_file),
-    CKPTFS_OPT("io=%s", io),
-    CKPTFS_OPT("read_ahead_kb=%s", read_ahead_kb),
-    CKPTFS_OPT("compress=%s", compress),
-    CKPTFS_OPT("compressors=%s", compressors),
-    CKPTFS_OPT("compress_backlog=%s", compress_backlog),
-    CKPTFS_OPT("compress_when=%s", compress_when),
-    CKPTFS_OPT("wait=%s", wait),
-    CKPTFS_OPT("tier=%s", tier),
-    CKPTFS_OPT("ceph_conf=%s", ceph_conf),
-    CKPTFS_OPT("ceph_id=%s", ceph_id),
-    CKPTFS_OPT("rados_timeout=%s", rados_timeout),
-    CKPTFS_OPT("unmount_drain=%s", unmount_drain),
-    CKPTFS_OPT("drain_defer=%s", drain_defer),
-    CKPTFS_OPT("drain_write=%s", drain_write),
-    CKPTFS_OPT("cache=%s", cache),
-    CKPTFS_OPT("cache_size=%s", cache_size),
-    CKPTFS_OPT("prefetch=%s", prefetch),
-    CKPTFS_OPT("uring=%s", uring),
-    CKPTFS_OPT("metrics_file=%s", metrics_file),
-    CKPTFS_OPT("no_writeback_cache", no_writeback_cache),
-    CKPTFS_OPT("page_cache", page_cache),
-    CKPTFS_OPT("nonempty", nonempty),
-    FUSE_OPT_KEY("ro", kKeyReadOnly),
-    FUSE_OPT_KEY("rw", kKeyReadWrite),
+using Apply = Status (*)(const char* option, const char* value, MountConfig* config);
+
+struct OptionSpec {
+  const char* name;
+  const char* value;  // what it takes, for --help ("SIZE"); null: a flag
+  Handling handling;
+  Scope scope;
+  Apply apply;  // `option` is "NAME=VALUE" or "NAME", for messages; null with kIgnored
+  // --help's text, each "\n" starting a line under the first; null: not
+  // listed (shown with another). `shown_as` replaces NAME=VALUE there.
+  const char* help;
+  const char* shown_as = nullptr;
+};
+
+// "option NAME=VALUE: expected ...", the one way a bad value is refused.
+Status Expected(const char* option, const std::string& what) {
+  return Status::Invalid(std::string("option ") + option + ": expected " + what);
+}
+
+Result<double> ParseSeconds(const char* option, const char* text, double most = 86400) {
+  char* end = nullptr;
+  double v = std::strtod(text, &end);
+  // Written so that NaN, which compares false with everything, fails too.
+  if (end == text || *end != '\0' || !(v >= 0 && v <= most)) {
+    return Expected(option, "seconds between 0 and " + std::to_string(static_cast<int>(most)));
+  }
+  return v;
+}
+
+Result<uint64_t> ParseCount(const char* option, const char* text, uint64_t lo, uint64_t hi) {
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(text, &end, 10);
+  // strtoull takes a sign and negates: "-1" would be 2^64 - 1.
+  if (!std::isdigit(static_cast<unsigned char>(text[0])) || end == text || *end != '\0' || errno != 0 || v < lo ||
+      v > hi) {
+    return Expected(option, "a number from " + std::to_string(lo) + " to " + std::to_string(hi));
+  }
+  return static_cast<uint64_t>(v);
+}
+
+// A size (util/size.h) from `lo` to `hi`, a multiple of `multiple`;
+// `expected` says so in words.
+Result<uint64_t> ParseSizeIn(const char* option, const char* text, uint64_t lo, uint64_t hi, const char* expected,
+                             uint64_t multiple = 1) {
+  auto r = ParseSize(text);
+  if (!r.ok() || *r < lo || *r > hi || *r % multiple != 0) return Expected(option, expected);
+  return *r;
+}
+
+// One of `words`, as its index.
+Result<size_t> ParseWord(const char* option, const char* text, std::initializer_list<const char*> words,
+                         const char* expected) {
+  size_t i = 0;
+  for (const char* word : words) {
+    if (std::strcmp(text, word) == 0) return i;
+    ++i;
+  }
+  return Expected(option, expected);
+}
+
+constexpr uint64_t kUnbounded = ~0ull;
+
+const OptionSpec kOptions[] = {
+    {"memory", "SIZE", Handling::kDaemon, Scope::kAny,
+     [](const char* o, const char* v, MountConfig* c) -> Status {
+       CKPTFS_ASSIGN_OR_RETURN(c->mount.memory_budget, ParseSizeIn(o, v, 64ull << 20, kUnbounded, "a size of at least 64M"));
+       return Status::Ok();
+     },
+     "segment buffer budget (default 512M)"},
+    {"flushers", "N", Handling::kDaemon, Scope::kAny,
+     [](const char* o, const char* v, MountConfig* c) -> Status {
+       CKPTFS_ASSIGN_OR_RETURN(uint64_t n, ParseCount(o, v, 1, 16));
+       c->mount.flusher_threads = static_cast<unsigned>(n);
+       return Status::Ok();
+     },
+     "segment writer threads (default 2)"},
+    {"commit_interval", "MS", Handling::kDaemon, Scope::kAny,
+     [](const char* o, const char* v, MountConfig* c) -> Status {
+       CKPTFS_ASSIGN_OR_RETURN(uint64_t n, ParseCount(o, v, 10, 600000));
+       c->mount.commit_interval_ms = static_cast<uint32_t>(n);
+       return Status::Ok();
+     },
+     "background commit period (default 5000)"},
+    {"attr_timeout", "S", Handling::kDaemon, Scope::kAny,
+     [](const char* o, const char* v, MountConfig* c) -> Status {
+       CKPTFS_ASSIGN_OR_RETURN(c->fuse.attr_timeout, ParseSeconds(o, v));
+       return Status::Ok();
+     },
+     "kernel attribute cache seconds (default 1)"},
+    {"entry_timeout", "S", Handling::kDaemon, Scope::kAny,
+     [](const char* o, const char* v, MountConfig* c) -> Status {
+       CKPTFS_ASSIGN_OR_RETURN(c->fuse.entry_timeout, ParseSeconds(o, v));
+       return Status::Ok();
+     },
+     "kernel name cache seconds (default 1)"},
+    {"io", "uring|posix", Handling::kDaemon, Scope::kAny,
+     [](const char* o, const char* v, MountConfig* c) -> Status {
+       CKPTFS_ASSIGN_OR_RETURN(size_t i, ParseWord(o, v, {"uring", "posix"}, "uring or posix"));
+       c->mount.use_uring = i == 0;
+       return Status::Ok();
+     },
+     "device write path (default uring)"},
+    {"read_ahead_kb", "N", Handling::kDaemon, Scope::kAny,
+     [](const char* o, const char* v, MountConfig* c) -> Status {
+       CKPTFS_ASSIGN_OR_RETURN(uint64_t n, ParseCount(o, v, 0, 1 << 20));
+       c->read_ahead_kb = static_cast<unsigned>(n);
+       return Status::Ok();
+     },
+     "kernel readahead for the mount (default 1024, 0: kernel's)"},
+    {"metrics_file", "PATH", Handling::kDaemon, Scope::kAny,
+     [](const char* o, const char* v, MountConfig* c) -> Status {
+       // The daemon runs from / once it is in the background.
+       if (v[0] != '/') return Status::Invalid(std::string("option ") + o + ": give an absolute path");
+       c->metrics_file = v;
+       return Status::Ok();
+     },
+     "keep the mount's Prometheus metrics in PATH (rewritten\n"
+     "every 5 s, for node_exporter's textfile collector)"},
+    {"uring", "auto|on|off", Handling::kDaemon, Scope::kAny,
+     [](const char* o, const char* v, MountConfig* c) -> Status {
+       static constexpr UringMode kModes[] = {UringMode::kAuto, UringMode::kOn, UringMode::kOff};
+       CKPTFS_ASSIGN_OR_RETURN(size_t i, ParseWord(o, v, {"auto", "on", "off"}, "auto, on or off"));
+       c->fuse.uring = kModes[i];
+       return Status::Ok();
+     },
+     "requests through FUSE over io_uring: where the kernel\n"
+     "offers it (auto, the default), always (on: the mount\n"
+     "fails where it cannot), or never (off)"},
+    {"compress", "POLICY", Handling::kDaemon, Scope::kAny,
+     [](const char* o, const char* v, MountConfig* c) -> Status {
+       auto policy = ParseCompressionPolicy(v);
+       if (!policy.ok()) return Status::Invalid(std::string("option ") + o + ": " + policy.status().message());
+       c->mount.compress = FormatCompressionPolicy(*policy);
+       return Status::Ok();
+     },
+     "none or zstd[:LEVEL[:FILTER]] (default none); FILTER is\n"
+     "auto, none, group2 (bf16/fp16) or group4 (fp32)"},
+    {"compressors", "N", Handling::kDaemon, Scope::kAny,
+     [](const char* o, const char* v, MountConfig* c) -> Status {
+       CKPTFS_ASSIGN_OR_RETURN(uint64_t n, ParseCount(o, v, 1, 64));
+       c->mount.compressor_threads = static_cast<unsigned>(n);
+       return Status::Ok();
+     },
+     "compressor threads (default 2)"},
+    {"compress_backlog", "wait|raw", Handling::kDaemon, Scope::kAny,
+     [](const char* o, const char* v, MountConfig* c) -> Status {
+       CKPTFS_ASSIGN_OR_RETURN(size_t i, ParseWord(o, v, {"wait", "raw"}, "wait or raw"));
+       c->mount.compress_backlog_raw = i == 1;
+       return Status::Ok();
+     },
+     "when compressors are behind: wait for them\n"
+     "(default) or store new writes raw"},
+    {"compress_when", "write|idle", Handling::kDaemon, Scope::kAny,
+     [](const char* o, const char* v, MountConfig* c) -> Status {
+       CKPTFS_ASSIGN_OR_RETURN(size_t i, ParseWord(o, v, {"write", "idle"}, "write or idle"));
+       c->mount.compress_when_idle = i == 1;
+       return Status::Ok();
+     },
+     "compress as data arrives (default), or\n"
+     "write raw and recompress when the mount is idle"},
+    {"no_writeback_cache", nullptr, Handling::kDaemon, Scope::kAny,
+     [](const char*, const char*, MountConfig* c) -> Status {
+       c->fuse.writeback_cache = false;
+       return Status::Ok();
+     },
+     "send every write to the daemon at once"},
+    {"page_cache", nullptr, Handling::kDaemon, Scope::kAny,
+     [](const char*, const char*, MountConfig* c) -> Status {
+       c->fuse.direct_reads = DirectReads::kNever;
+       return Status::Ok();
+     },
+     "read() through the page cache (default: past it on\n"
+     "rados: mounts, and for read-only opens of files of\n"
+     "4 MiB or more otherwise; mmap always uses it)"},
+    {"prefetch", "SIZE", Handling::kDaemon, Scope::kAny,
+     [](const char* o, const char* v, MountConfig* c) -> Status {
+       CKPTFS_ASSIGN_OR_RETURN(c->mount.prefetch_bytes, ParseSizeIn(o, v, 0, 1ull << 30, "a size up to 1G (0: off)"));
+       return Status::Ok();
+     },
+     "load up to SIZE ahead of each reader that reads a file\n"
+     "front to back (default 4M on rados: mounts read past\n"
+     "the page cache, else 0: off)"},
+    {"log_level", "LEVEL", Handling::kDaemon, Scope::kAny,
+     [](const char* o, const char* v, MountConfig* c) -> Status {
+       CKPTFS_RETURN_IF_ERROR(ParseWord(o, v, {"trace", "debug", "info", "warn", "error", "critical", "off"},
+                                        "trace, debug, info, warn, error, critical or off")
+                                  .status());
+       c->log_level = v;
+       return Status::Ok();
+     },
+     "trace, debug, info, warn, error, critical, off"},
+    {"log_file", "PATH", Handling::kDaemon, Scope::kAny,
+     [](const char*, const char* v, MountConfig* c) -> Status {
+       c->log_file = v;
+       return Status::Ok();
+     },
+     "log here instead of stderr/syslog"},
+    {"nonempty", nullptr, Handling::kDaemon, Scope::kAny,
+     [](const char*, const char*, MountConfig* c) -> Status {
+       c->allow_nonempty = true;
+       return Status::Ok();
+     },
+     "allow mounting over a non-empty directory"},
     // The atime policies, as mount(8) and fstab lines give them: "atime"
     // and "norelatime" turn relatime off, so reads move atime every time.
-    FUSE_OPT_KEY("noatime", kKeyNoatime),
-    FUSE_OPT_KEY("relatime", kKeyRelatime),
-    FUSE_OPT_KEY("norelatime", kKeyStrictatime),
-    FUSE_OPT_KEY("strictatime", kKeyStrictatime),
-    FUSE_OPT_KEY("atime", kKeyStrictatime),
-    FUSE_OPT_KEY("nodiratime", kKeyNodiratime),
-    FUSE_OPT_KEY("diratime", kKeyDiratime),
-    // lazytime batches the inode writes of time updates, which the
-    // daemon's log already does.
-    FUSE_OPT_KEY("lazytime", FUSE_OPT_KEY_DISCARD),
-    FUSE_OPT_KEY("nolazytime", FUSE_OPT_KEY_DISCARD),
-    FUSE_OPT_KEY("iversion", FUSE_OPT_KEY_DISCARD),
-    FUSE_OPT_KEY("noiversion", FUSE_OPT_KEY_DISCARD),
-    FUSE_OPT_END,
+    // The kernel leaves atime to a FUSE daemon; only noatime, which libfuse
+    // knows, is handed on (it mounts with MS_NOATIME, so /proc/mounts says it).
+    {"relatime", nullptr, Handling::kNoted, Scope::kAny,
+     [](const char*, const char*, MountConfig* c) -> Status {
+       c->mount.atime = AtimePolicy::kRelatime;
+       return Status::Ok();
+     },
+     "how reads move atime (default relatime,\n"
+     "as on ext4: the first read after a change, or a day\n"
+     "later); nodiratime leaves directories' alone",
+     "relatime|strictatime|noatime"},
+    {"strictatime", nullptr, Handling::kNoted, Scope::kAny,
+     [](const char*, const char*, MountConfig* c) -> Status {
+       c->mount.atime = AtimePolicy::kStrictatime;
+       return Status::Ok();
+     },
+     nullptr},
+    {"norelatime", nullptr, Handling::kNoted, Scope::kAny,
+     [](const char*, const char*, MountConfig* c) -> Status {
+       c->mount.atime = AtimePolicy::kStrictatime;
+       return Status::Ok();
+     },
+     nullptr},
+    {"atime", nullptr, Handling::kNoted, Scope::kAny,
+     [](const char*, const char*, MountConfig* c) -> Status {
+       c->mount.atime = AtimePolicy::kStrictatime;
+       return Status::Ok();
+     },
+     nullptr},
+    {"noatime", nullptr, Handling::kHandedOn, Scope::kAny,
+     [](const char*, const char*, MountConfig* c) -> Status {
+       c->mount.atime = AtimePolicy::kNoatime;
+       return Status::Ok();
+     },
+     nullptr},
+    {"nodiratime", nullptr, Handling::kNoted, Scope::kAny,
+     [](const char*, const char*, MountConfig* c) -> Status {
+       c->mount.nodiratime = true;
+       return Status::Ok();
+     },
+     nullptr},
+    {"diratime", nullptr, Handling::kNoted, Scope::kAny,
+     [](const char*, const char*, MountConfig* c) -> Status {
+       c->mount.nodiratime = false;
+       return Status::Ok();
+     },
+     nullptr},
+    {"lazytime", nullptr, Handling::kIgnored, Scope::kAny, nullptr, nullptr},
+    {"nolazytime", nullptr, Handling::kIgnored, Scope::kAny, nullptr, nullptr},
+    {"iversion", nullptr, Handling::kIgnored, Scope::kAny, nullptr, nullptr},
+    {"noiversion", nullptr, Handling::kIgnored, Scope::kAny, nullptr, nullptr},
+    // ro and rw are noted and handed on: libfuse mounts with MS_RDONLY for
+    // ro, so the kernel refuses writes before they reach the daemon. The
+    // last one given counts.
+    {"ro", nullptr, Handling::kHandedOn, Scope::kAny,
+     [](const char*, const char*, MountConfig* c) -> Status {
+       c->mount.read_only = true;
+       return Status::Ok();
+     },
+     "read-only: nothing is written to the store; any number\n"
+     "of read-only mounts may share it, a read-write one may not"},
+    {"rw", nullptr, Handling::kHandedOn, Scope::kAny,
+     [](const char*, const char*, MountConfig* c) -> Status {
+       c->mount.read_only = false;
+       return Status::Ok();
+     },
+     nullptr},
+    {"wait", "S", Handling::kDaemon, Scope::kAny,
+     [](const char* o, const char* v, MountConfig* c) -> Status {
+       CKPTFS_ASSIGN_OR_RETURN(c->busy_wait_seconds, ParseSeconds(o, v));
+       return Status::Ok();
+     },
+     "if the store is still held by a daemon flushing it after\n"
+     "an unmount, wait up to S seconds for it (default 60)"},
+    {"tier", "rados:POOL/NAME", Handling::kDaemon, Scope::kLocal,
+     [](const char* o, const char* v, MountConfig* c) -> Status {
+       auto target = ParseRadosSpec(v);
+       if (!target.ok()) return Status::Invalid(std::string("option tier=") + target.status().message());
+       (void)o;
+       c->tier = v;
+       c->mount.track_committed_images = true;
+       return Status::Ok();
+     },
+     "drain every commit to that RADOS image in the\n"
+     "background (ckptfs-tier wait MNT: until it is there);\n"
+     "with ro, only read the runs the store evicted to it"},
+    {"ceph_conf", "PATH", Handling::kDaemon, Scope::kCluster,
+     [](const char*, const char* v, MountConfig* c) -> Status {
+       c->ceph_conf = v;
+       return Status::Ok();
+     },
+     "the cluster's ceph.conf (default $CEPH_CONF, then Ceph's)"},
+    {"ceph_id", "ID", Handling::kDaemon, Scope::kCluster,
+     [](const char*, const char* v, MountConfig* c) -> Status {
+       c->ceph_id = v;
+       return Status::Ok();
+     },
+     "RADOS client id, without \"client.\" (default admin)"},
+    {"rados_timeout", "S", Handling::kDaemon, Scope::kCluster,
+     [](const char* o, const char* v, MountConfig* c) -> Status {
+       // Whole seconds: librados' timeouts take no fraction, and 0 means none.
+       auto seconds = ParseSeconds(o, v, 3600);
+       if (!seconds.ok() || *seconds < 1 || *seconds != static_cast<double>(static_cast<unsigned>(*seconds))) {
+         return Expected(o, "whole seconds, 1 to 3600");
+       }
+       c->rados_timeout_seconds = static_cast<unsigned>(*seconds);
+       return Status::Ok();
+     },
+     "longest wait for any RADOS call (default 30)"},
+    {"unmount_drain", "S", Handling::kDaemon, Scope::kDrain,
+     [](const char* o, const char* v, MountConfig* c) -> Status {
+       CKPTFS_ASSIGN_OR_RETURN(c->unmount_drain_seconds, ParseSeconds(o, v));
+       return Status::Ok();
+     },
+     "at unmount, wait up to S seconds for the drain (default 60)"},
+    {"drain_defer", "S", Handling::kDaemon, Scope::kDrain,
+     [](const char* o, const char* v, MountConfig* c) -> Status {
+       CKPTFS_ASSIGN_OR_RETURN(c->drain_defer_seconds, ParseSeconds(o, v));
+       return Status::Ok();
+     },
+     "while the mount takes a burst, hold the drain back up to S\n"
+     "seconds (default 60; 0: drain at once)"},
+    {"drain_write", "SIZE", Handling::kDaemon, Scope::kDrain,
+     [](const char* o, const char* v, MountConfig* c) -> Status {
+       // Chunks are 4 KiB aligned in the image (docs/format.md); the drain
+       // cuts them within a segment, so a size above the segment's is just
+       // the segment. At least 1M: each write is a manifest entry of 12
+       // bytes, and the manifest is written whole, in one RADOS write (Ceph
+       // refuses writes over osd_max_write_size, 90 MB by default: 7 TB of
+       // 1M chunks).
+       CKPTFS_ASSIGN_OR_RETURN(c->drain_write_bytes, ParseSizeIn(o, v, 1 << 20, 32ull << 20,
+                                                                 "a size from 1M to 32M, a multiple of 4K", 4096));
+       return Status::Ok();
+     },
+     "the size of each RADOS write of the drain (default 2M,\n"
+     "1M to 32M, a multiple of 4K)"},
+    {"cache", "PATH", Handling::kDaemon, Scope::kImage,
+     [](const char* o, const char* v, MountConfig* c) -> Status {
+       if (!*v) return Status::Invalid(std::string("option ") + o + " needs a file path");
+       c->cache = v;
+       return Status::Ok();
+     },
+     "with a rados:POOL/NAME source: keep what is read in the\n"
+     "local file PATH and serve it from there next time"},
+    {"cache_size", "SIZE", Handling::kDaemon, Scope::kAny,
+     [](const char* o, const char* v, MountConfig* c) -> Status {
+       CKPTFS_ASSIGN_OR_RETURN(c->cache_bytes, ParseSizeIn(o, v, 1 << 20, kUnbounded, "a size of at least 1M"));
+       return Status::Ok();
+     },
+     "the most that file grows to (default: until the\n"
+     "filesystem under it is full); then it keeps what it has"},
 };
-#undef CKPTFS_OPT
+
+// fuse_opt's key of option i; below them, fuse_opt's own keys.
+constexpr int kFirstKey = 1;
+
+// What fuse_opt_parse found: the store, and ckptfs's options in the order given.
+struct Given {
+  char* store = nullptr;
+  int positional = 0;
+  std::vector<std::pair<const OptionSpec*, std::string>> options;  // the spec, and "NAME[=VALUE]"
+};
 
 // The first positional argument is the store; the second (the mountpoint)
-// stays for fuse_parse_cmdline. ro and rw are noted and kept for libfuse.
-int KeepMountpoint(void* data, const char* arg, int key, fuse_args*) {
-  auto* raw = static_cast<RawOptions*>(data);
-  switch (key) {
-    case kKeyReadOnly:
-    case kKeyReadWrite:
-      raw->read_only = key == kKeyReadOnly;
-      return 1;
-    case kKeyNoatime:
-      // Handed on too: libfuse mounts with MS_NOATIME, so /proc/mounts says it.
-      raw->atime = AtimePolicy::kNoatime;
-      return 1;
-    case kKeyRelatime:
-      raw->atime = AtimePolicy::kRelatime;
-      return 0;
-    case kKeyStrictatime:
-      raw->atime = AtimePolicy::kStrictatime;
-      return 0;
-    case kKeyNodiratime:
-    case kKeyDiratime:
-      raw->nodiratime = key == kKeyNodiratime;
-      return 0;
-    default:
-      break;
+// stays for fuse_parse_cmdline. Table options are noted, and handed on
+// only as their row says.
+int NoteOption(void* data, const char* arg, int key, fuse_args*) {
+  auto* given = static_cast<Given*>(data);
+  if (key >= kFirstKey && key < kFirstKey + static_cast<int>(std::size(kOptions))) {
+    const OptionSpec& spec = kOptions[key - kFirstKey];
+    if (spec.handling != Handling::kIgnored) given->options.emplace_back(&spec, arg);
+    return spec.handling == Handling::kHandedOn ? 1 : 0;
   }
   if (key != FUSE_OPT_KEY_NONOPT) return 1;
-  if (raw->positional++ == 0) {
-    raw->store = strdup(arg);
+  if (given->positional++ == 0) {
+    given->store = strdup(arg);
     return 0;
   }
   return 1;
 }
 
-Result<double> ParseSeconds(const char* name, const char* text) {
-  char* end = nullptr;
-  double v = std::strtod(text, &end);
-  // Written so that NaN, which compares false with everything, fails too.
-  if (end == text || *end != '\0' || !(v >= 0 && v <= 86400)) {
-    return Status::Invalid(std::string("option ") + name + "=" + text +
-                           ": expected seconds between 0 and 86400");
+// fuse_opt's spec: "NAME=" (fuse_opt's prefix match) or "NAME" per row,
+// keyed by its index.
+class OptionTemplates {
+ public:
+  OptionTemplates() {
+    templates_.reserve(std::size(kOptions));
+    for (const OptionSpec& spec : kOptions) templates_.push_back(std::string(spec.name) + (spec.value ? "=" : ""));
+    for (size_t i = 0; i < templates_.size(); ++i) {
+      specs_.push_back(FUSE_OPT_KEY(templates_[i].c_str(), kFirstKey + static_cast<int>(i)));
+    }
+    specs_.push_back(FUSE_OPT_END);
   }
-  return v;
-}
+  const fuse_opt* specs() const { return specs_.data(); }
 
-Result<uint64_t> ParseCount(const char* name, const char* text, uint64_t lo, uint64_t hi) {
-  char* end = nullptr;
-  errno = 0;
-  unsigned long long v = std::strtoull(text, &end, 10);
-  // strtoull takes a sign and negates: "-1" would be 2^64 - 1.
-  if (!std::isdigit(static_cast<unsigned char>(text[0])) || end == text || *end != '\0' ||
-      errno != 0 || v < lo || v > hi) {
-    return Status::Invalid(std::string("option ") + name + "=" + text + ": expected a number from " +
-                           std::to_string(lo) + " to " + std::to_string(hi));
+ private:
+  std::vector<std::string> templates_;
+  std::vector<fuse_opt> specs_;
+};
+
+// Refuses an option given where its scope says it does nothing: a typo in
+// the tier= option, or one left out, would otherwise go unnoticed until the
+// node was lost with nothing drained.
+Status CheckScope(const OptionSpec& spec, const std::string& option, const MountConfig& config) {
+  const bool image = IsRadosSpec(config.store_path);
+  switch (spec.scope) {
+    case Scope::kAny:
+      return Status::Ok();
+    case Scope::kCluster:
+      if (!config.tier.empty() || image) return Status::Ok();
+      return Status::Invalid("option " + std::string(spec.name) +
+                             "= says how to reach a Ceph cluster, which only -o tier=rados:POOL/NAME or a mount "
+                             "of rados:POOL/NAME uses");
+    case Scope::kDrain:
+      if (!config.tier.empty()) return Status::Ok();
+      return Status::Invalid("option " + std::string(spec.name) +
+                             "= tunes the drain of -o tier=rados:POOL/NAME, which is not given");
+    case Scope::kLocal:
+      if (!image) return Status::Ok();
+      return Status::Invalid("option " + option + " is for a local store; a mount of " + config.store_path +
+                             " reads that image itself");
+    case Scope::kImage:
+      if (image) return Status::Ok();
+      return Status::Invalid("option " + option + " keeps what a mount of rados:POOL/NAME reads; a local store "
+                             "needs no cache");
   }
-  return static_cast<uint64_t>(v);
+  return Status::Ok();
 }
 
 }  // namespace
 
 bool IsCkptfsOption(std::string_view name) {
-  for (const fuse_opt* spec = kOptionSpecs; spec->templ; ++spec) {
-    if (spec->offset == static_cast<unsigned long>(-1U)) continue;  // FUSE_OPT_KEY: ro, rw, atime policies
-    std::string_view templ = spec->templ;
-    if (templ.substr(0, templ.find('=')) == name) return true;
+  for (const OptionSpec& spec : kOptions) {
+    if (spec.handling == Handling::kDaemon && name == spec.name) return true;
   }
   return false;
 }
 
 Status ParseMountConfig(fuse_args* args, MountConfig* config) {
-  RawOptions raw;
-  if (fuse_opt_parse(args, &raw, kOptionSpecs, KeepMountpoint) != 0) {
+  static const OptionTemplates templates;
+  Given given;
+  if (fuse_opt_parse(args, &given, templates.specs(), NoteOption) != 0) {
     return Status::Invalid("cannot parse options");
   }
-  Status status;
-  // The first option of a cluster, and of a drain, given (take() below
-  // consumes them): checked against the tier once every option is known.
-  const char* cluster_option = raw.ceph_conf ? "ceph_conf" : raw.ceph_id ? "ceph_id"
-                               : raw.rados_timeout ? "rados_timeout" : nullptr;
-  const char* drain_option = raw.drain_write ? "drain_write" : raw.drain_defer ? "drain_defer"
-                             : raw.unmount_drain ? "unmount_drain" : nullptr;
-  auto take = [&](char*& field, auto&& apply) {
-    if (field && status.ok()) status = apply(field);
-    free(field);
-    field = nullptr;
-  };
-  take(raw.store, [&](const char* v) {
+  if (given.store) {
     // "ckptfs:PATH" is how /proc/mounts names the store (MountSource), and
     // so how mount(8) and fstab lines copied from it pass it on.
-    config->store_path = StoreOfSource(v);
-    return Status::Ok();
-  });
-  take(raw.memory, [&](const char* v) -> Status {
-    auto r = ParseSize(v);
-    if (!r.ok() || *r < (64ull << 20)) {
-      return Status::Invalid(std::string("option memory=") + v + ": expected a size of at least 64M");
-    }
-    config->mount.memory_budget = *r;
-    return Status::Ok();
-  });
-  take(raw.flushers, [&](const char* v) -> Status {
-    CKPTFS_ASSIGN_OR_RETURN(uint64_t n, ParseCount("flushers", v, 1, 16));
-    config->mount.flusher_threads = static_cast<unsigned>(n);
-    return Status::Ok();
-  });
-  take(raw.commit_interval, [&](const char* v) -> Status {
-    CKPTFS_ASSIGN_OR_RETURN(uint64_t n, ParseCount("commit_interval", v, 10, 600000));
-    config->mount.commit_interval_ms = static_cast<uint32_t>(n);
-    return Status::Ok();
-  });
-  take(raw.attr_timeout, [&](const char* v) -> Status {
-    CKPTFS_ASSIGN_OR_RETURN(config->fuse.attr_timeout, ParseSeconds("attr_timeout", v));
-    return Status::Ok();
-  });
-  take(raw.entry_timeout, [&](const char* v) -> Status {
-    CKPTFS_ASSIGN_OR_RETURN(config->fuse.entry_timeout, ParseSeconds("entry_timeout", v));
-    return Status::Ok();
-  });
-  take(raw.log_level, [&](const char* v) -> Status {
-    static constexpr const char* kLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
-    for (const char* level : kLevels) {
-      if (std::strcmp(v, level) == 0) {
-        config->log_level = v;
-        return Status::Ok();
-      }
-    }
-    return Status::Invalid(std::string("option log_level=") + v +
-                           ": expected trace, debug, info, warn, error, critical or off");
-  });
-  take(raw.metrics_file, [&](const char* v) -> Status {
-    // The daemon runs from / once it is in the background.
-    if (v[0] != '/') return Status::Invalid(std::string("option metrics_file=") + v + ": give an absolute path");
-    config->metrics_file = v;
-    return Status::Ok();
-  });
-  take(raw.uring, [&](const char* v) -> Status {
-    if (std::strcmp(v, "auto") == 0) {
-      config->fuse.uring = UringMode::kAuto;
-    } else if (std::strcmp(v, "on") == 0) {
-      config->fuse.uring = UringMode::kOn;
-    } else if (std::strcmp(v, "off") == 0) {
-      config->fuse.uring = UringMode::kOff;
-    } else {
-      return Status::Invalid(std::string("option uring=") + v + ": expected auto, on or off");
-    }
-    return Status::Ok();
-  });
-  take(raw.read_ahead_kb, [&](const char* v) -> Status {
-    CKPTFS_ASSIGN_OR_RETURN(uint64_t n, ParseCount("read_ahead_kb", v, 0, 1 << 20));
-    config->read_ahead_kb = static_cast<unsigned>(n);
-    return Status::Ok();
-  });
-  take(raw.compress, [&](const char* v) -> Status {
-    auto policy = ParseCompressionPolicy(v);
-    if (!policy.ok()) {
-      return Status::Invalid(std::string("option compress=") + v + ": " +
-                             policy.status().message());
-    }
-    config->mount.compress = FormatCompressionPolicy(*policy);
-    return Status::Ok();
-  });
-  take(raw.compressors, [&](const char* v) -> Status {
-    CKPTFS_ASSIGN_OR_RETURN(uint64_t n, ParseCount("compressors", v, 1, 64));
-    config->mount.compressor_threads = static_cast<unsigned>(n);
-    return Status::Ok();
-  });
-  take(raw.compress_backlog, [&](const char* v) -> Status {
-    if (std::strcmp(v, "wait") == 0) config->mount.compress_backlog_raw = false;
-    else if (std::strcmp(v, "raw") == 0) config->mount.compress_backlog_raw = true;
-    else return Status::Invalid(std::string("option compress_backlog=") + v +
-                                ": expected wait or raw");
-    return Status::Ok();
-  });
-  take(raw.compress_when, [&](const char* v) -> Status {
-    if (std::strcmp(v, "write") == 0) config->mount.compress_when_idle = false;
-    else if (std::strcmp(v, "idle") == 0) config->mount.compress_when_idle = true;
-    else return Status::Invalid(std::string("option compress_when=") + v +
-                                ": expected write or idle");
-    return Status::Ok();
-  });
-  take(raw.wait, [&](const char* v) -> Status {
-    CKPTFS_ASSIGN_OR_RETURN(config->busy_wait_seconds, ParseSeconds("wait", v));
-    return Status::Ok();
-  });
-  take(raw.log_file, [&](const char* v) { config->log_file = v; return Status::Ok(); });
-  take(raw.io, [&](const char* v) -> Status {
-    if (std::strcmp(v, "uring") == 0) config->mount.use_uring = true;
-    else if (std::strcmp(v, "posix") == 0) config->mount.use_uring = false;
-    else return Status::Invalid(std::string("option io=") + v + ": expected uring or posix");
-    return Status::Ok();
-  });
-  take(raw.tier, [&](const char* v) -> Status {
-    auto target = ParseRadosSpec(v);
-    if (!target.ok()) return Status::Invalid("option tier=" + target.status().message());
-    config->tier = v;
-    config->mount.track_committed_images = true;
-    return Status::Ok();
-  });
-  take(raw.ceph_conf, [&](const char* v) { config->ceph_conf = v; return Status::Ok(); });
-  take(raw.ceph_id, [&](const char* v) { config->ceph_id = v; return Status::Ok(); });
-  take(raw.rados_timeout, [&](const char* v) -> Status {
-    CKPTFS_ASSIGN_OR_RETURN(double seconds, ParseSeconds("rados_timeout", v));
-    // Whole seconds: librados' timeouts take no fraction, and 0 means none.
-    if (seconds < 1 || seconds > 3600 || seconds != static_cast<double>(static_cast<unsigned>(seconds))) {
-      return Status::Invalid(std::string("option rados_timeout=") + v + ": expected whole seconds, 1 to 3600");
-    }
-    config->rados_timeout_seconds = static_cast<unsigned>(seconds);
-    return Status::Ok();
-  });
-  take(raw.cache, [&](const char* v) -> Status {
-    if (!*v) return Status::Invalid("option cache= needs a file path");
-    config->cache = v;
-    return Status::Ok();
-  });
-  take(raw.cache_size, [&](const char* v) -> Status {
-    auto r = ParseSize(v);
-    if (!r.ok() || *r < (1 << 20)) {
-      return Status::Invalid(std::string("option cache_size=") + v + ": expected a size of at least 1M");
-    }
-    config->cache_bytes = *r;
-    return Status::Ok();
-  });
-  // Reads of a RADOS image wait a round trip each, and with direct reads the
-  // kernel reads nothing ahead: the daemon does (with -o page_cache the
-  // kernel's readahead is back).
-  if (IsRadosSpec(config->store_path) && !raw.page_cache) config->mount.prefetch_bytes = kImagePrefetchBytes;
-  take(raw.prefetch, [&](const char* v) -> Status {
-    auto r = ParseSize(v);
-    if (!r.ok() || *r > (1ull << 30)) {
-      return Status::Invalid(std::string("option prefetch=") + v + ": expected a size up to 1G (0: off)");
-    }
-    config->mount.prefetch_bytes = *r;
-    return Status::Ok();
-  });
-  take(raw.drain_defer, [&](const char* v) -> Status {
-    CKPTFS_ASSIGN_OR_RETURN(config->drain_defer_seconds, ParseSeconds("drain_defer", v));
-    return Status::Ok();
-  });
-  take(raw.drain_write, [&](const char* v) -> Status {
-    // Chunks are 4 KiB aligned in the image (docs/format.md); the drain cuts
-    // them within a segment, so a size above the segment's is just the
-    // segment. At least 1M: each write is a manifest entry of 12 bytes, and
-    // the manifest is written whole, in one RADOS write (Ceph refuses writes
-    // over osd_max_write_size, 90 MB by default: 7 TB of 1M chunks).
-    auto r = ParseSize(v);
-    if (!r.ok() || *r < (1 << 20) || *r > (1 << 20) * 32ull || *r % 4096 != 0) {
-      return Status::Invalid(std::string("option drain_write=") + v +
-                             ": expected a size from 1M to 32M, a multiple of 4K");
-    }
-    config->drain_write_bytes = *r;
-    return Status::Ok();
-  });
-  take(raw.unmount_drain, [&](const char* v) -> Status {
-    CKPTFS_ASSIGN_OR_RETURN(config->unmount_drain_seconds, ParseSeconds("unmount_drain", v));
-    return Status::Ok();
-  });
-  config->fuse.writeback_cache = !raw.no_writeback_cache;
-  config->mount.writes_set_mtime = !config->fuse.writeback_cache;
-  config->allow_nonempty = raw.nonempty;
-  config->mount.atime = raw.atime;
-  config->mount.nodiratime = raw.nodiratime;
-  // An image in RADOS is written only by its node's daemon: mounted
-  // anywhere else it is read-only, asked or not.
-  config->mount.read_only = raw.read_only || IsRadosSpec(config->store_path);
+    config->store_path = StoreOfSource(given.store);
+    free(given.store);
+  }
+  const bool image = IsRadosSpec(config->store_path);
   // A restore reads each byte of an image once: through the page cache it
   // costs a second copy and the cache's upkeep, a third of the CPU of a
-  // restore on 2 cores.
-  // A local store's large read-only opens read direct too: a restore's
-  // shards (PageCacheTracker::Open).
-  config->fuse.direct_reads = raw.page_cache                   ? DirectReads::kNever
-                              : IsRadosSpec(config->store_path) ? DirectReads::kAlways
-                                                                : DirectReads::kLargeReadOnly;
-  if (status.ok() && !config->cache.empty() && !IsRadosSpec(config->store_path)) {
-    status = Status::Invalid("option cache=" + config->cache + " keeps what a mount of rados:POOL/NAME reads; a "
-                             "local store needs no cache");
+  // restore on 2 cores. A local store's large read-only opens read direct
+  // too: a restore's shards (PageCacheTracker::Open). -o page_cache says
+  // otherwise.
+  config->fuse.direct_reads = image ? DirectReads::kAlways : DirectReads::kLargeReadOnly;
+  // Reads of a RADOS image wait a round trip each, and with direct reads
+  // the kernel reads nothing ahead: the daemon does (with -o page_cache the
+  // kernel's readahead is back). -o prefetch= says otherwise.
+  bool page_cache = false;
+  for (const auto& [spec, option] : given.options) page_cache = page_cache || std::strcmp(spec->name, "page_cache") == 0;
+  if (image && !page_cache) config->mount.prefetch_bytes = kImagePrefetchBytes;
+
+  // In the order given: of ro and rw, and of the atime policies, the last counts.
+  for (const auto& [spec, option] : given.options) {
+    const size_t eq = option.find('=');
+    const std::string value = eq == std::string::npos ? "" : option.substr(eq + 1);
+    CKPTFS_RETURN_IF_ERROR(spec->apply(option.c_str(), spec->value ? value.c_str() : nullptr, config));
   }
-  if (status.ok() && config->cache_bytes != 0 && config->cache.empty()) {
-    status = Status::Invalid("option cache_size= bounds the file of -o cache=PATH, which is not given");
+  config->mount.writes_set_mtime = !config->fuse.writeback_cache;
+  // An image in RADOS is written only by its node's daemon: mounted
+  // anywhere else it is read-only, asked or not.
+  config->mount.read_only = config->mount.read_only || image;
+
+  for (const auto& [spec, option] : given.options) CKPTFS_RETURN_IF_ERROR(CheckScope(*spec, option, *config));
+  if (config->cache_bytes != 0 && config->cache.empty()) {
+    return Status::Invalid("option cache_size= bounds the file of -o cache=PATH, which is not given");
   }
-  if (status.ok() && !config->tier.empty() && IsRadosSpec(config->store_path)) {
-    status = Status::Invalid("option tier=" + config->tier + " is for a local store; a mount of " +
-                             config->store_path + " reads that image itself");
-  }
-  // Options of a tier or of a cluster that none uses: a typo in the tier=
-  // option, or one left out, would otherwise go unnoticed until the node
-  // was lost with nothing drained.
-  if (status.ok() && cluster_option && config->tier.empty() && !IsRadosSpec(config->store_path)) {
-    status = Status::Invalid(std::string("option ") + cluster_option +
-                             "= says how to reach a Ceph cluster, which only -o tier=rados:POOL/NAME or a mount "
-                             "of rados:POOL/NAME uses");
-  }
-  if (status.ok() && drain_option && config->tier.empty()) {
-    status = Status::Invalid(std::string("option ") + drain_option +
-                             "= tunes the drain of -o tier=rados:POOL/NAME, which is not given");
-  }
-  return status;
+  return Status::Ok();
 }
 
 const char* MountOptionsHelp() {
-  return "ckptfs options:\n"
-         "    -o memory=SIZE         segment buffer budget (default 512M)\n"
-         "    -o flushers=N          segment writer threads (default 2)\n"
-         "    -o commit_interval=MS  background commit period (default 5000)\n"
-         "    -o attr_timeout=S      kernel attribute cache seconds (default 1)\n"
-         "    -o entry_timeout=S     kernel name cache seconds (default 1)\n"
-         "    -o io=uring|posix      device write path (default uring)\n"
-         "    -o read_ahead_kb=N     kernel readahead for the mount (default 1024, 0: kernel's)\n"
-         "    -o metrics_file=PATH   keep the mount's Prometheus metrics in PATH (rewritten\n"
-         "                           every 5 s, for node_exporter's textfile collector)\n"
-         "    -o uring=auto|on|off   requests through FUSE over io_uring: where the kernel\n"
-         "                           offers it (auto, the default), always (on: the mount\n"
-         "                           fails where it cannot), or never (off)\n"
-         "    -o compress=POLICY     none or zstd[:LEVEL[:FILTER]] (default none); FILTER is\n"
-         "                           auto, none, group2 (bf16/fp16) or group4 (fp32)\n"
-         "    -o compressors=N       compressor threads (default 2)\n"
-         "    -o compress_backlog=wait|raw  when compressors are behind: wait for them\n"
-         "                           (default) or store new writes raw\n"
-         "    -o compress_when=write|idle  compress as data arrives (default), or\n"
-         "                           write raw and recompress when the mount is idle\n"
-         "    -o no_writeback_cache  send every write to the daemon at once\n"
-         "    -o page_cache          read() through the page cache (default: past it on\n"
-         "                           rados: mounts, and for read-only opens of files of\n"
-         "                           4 MiB or more otherwise; mmap always uses it)\n"
-         "    -o prefetch=SIZE       load up to SIZE ahead of each reader that reads a file\n"
-         "                           front to back (default 4M on rados: mounts read past\n"
-         "                           the page cache, else 0: off)\n"
-         "    -o log_level=LEVEL     trace, debug, info, warn, error, critical, off\n"
-         "    -o log_file=PATH       log here instead of stderr/syslog\n"
-         "    -o nonempty            allow mounting over a non-empty directory\n"
-         "    -o relatime|strictatime|noatime  how reads move atime (default relatime,\n"
-         "                           as on ext4: the first read after a change, or a day\n"
-         "                           later); nodiratime leaves directories' alone\n"
-         "    -o ro                  read-only: nothing is written to the store; any number\n"
-         "                           of read-only mounts may share it, a read-write one may not\n"
-         "    -o wait=S              if the store is still held by a daemon flushing it after\n"
-         "                           an unmount, wait up to S seconds for it (default 60)\n"
-         "    -o tier=rados:POOL/NAME  drain every commit to that RADOS image in the\n"
-         "                           background (ckptfs-tier wait MNT: until it is there);\n"
-         "                           with ro, only read the runs the store evicted to it\n"
-         "    -o ceph_conf=PATH      the cluster's ceph.conf (default $CEPH_CONF, then Ceph's)\n"
-         "    -o ceph_id=ID          RADOS client id, without \"client.\" (default admin)\n"
-         "    -o rados_timeout=S     longest wait for any RADOS call (default 30)\n"
-         "    -o unmount_drain=S     at unmount, wait up to S seconds for the drain (default 60)\n"
-         "    -o drain_defer=S       while the mount takes a burst, hold the drain back up to S\n"
-         "                           seconds (default 60; 0: drain at once)\n"
-         "    -o drain_write=SIZE    the size of each RADOS write of the drain (default 2M,\n"
-         "                           1M to 32M, a multiple of 4K)\n"
-         "    -o cache=PATH          with a rados:POOL/NAME source: keep what is read in the\n"
-         "                           local file PATH and serve it from there next time\n"
-         "    -o cache_size=SIZE     the most that file grows to (default: until the\n"
-         "                           filesystem under it is full); then it keeps what it has\n"
-         "\n"
-         "fusermount3 -u returns once the kernel has let go of the mount, before the\n"
-         "daemon has written out what it buffers; the store stays locked until the\n"
-         "daemon exits. A new mount of the same store waits for that (-o wait=S), and\n"
-         "a script that needs the flush done waits for the daemon's pid or runs\n"
-         "ckptfs-fsck, which waits the same way.\n";
+  static const std::string help = [] {
+    std::string out = "ckptfs options:\n";
+    for (const OptionSpec& spec : kOptions) {
+      if (!spec.help) continue;
+      const std::string shown =
+          spec.shown_as ? spec.shown_as : std::string(spec.name) + (spec.value ? std::string("=") + spec.value : "");
+      // The text starts in column 27: after the name's, or two spaces past a longer one.
+      std::string line = "    -o " + shown;
+      line += line.size() < 26 ? std::string(27 - line.size(), ' ') : "  ";
+      for (const char* p = spec.help; *p; ++p) {
+        line += *p;
+        if (*p == '\n') line += std::string(27, ' ');
+      }
+      out += line + "\n";
+    }
+    out +=
+        "\n"
+        "fusermount3 -u returns once the kernel has let go of the mount, before the\n"
+        "daemon has written out what it buffers; the store stays locked until the\n"
+        "daemon exits. A new mount of the same store waits for that (-o wait=S), and\n"
+        "a script that needs the flush done waits for the daemon's pid or runs\n"
+        "ckptfs-fsck, which waits the same way.\n";
+    return out;
+  }();
+  return help.c_str();
 }
 
 }  // namespace ckptfs
