@@ -33,10 +33,9 @@ Cleaner::Cleaner(const MountOptions& options, const Superblock& sb, Journal* jou
 Cleaner::~Cleaner() { Stop(); }
 
 void Cleaner::Start() {
-  last_written_ = user_bytes_written_->load();
   // Raw data a previous mount left is compressed too, once idle.
-  recompressed_all_ = !options_.compress_when_idle;
-  thread_.Start(std::chrono::milliseconds(100), [this] { Tick(); });
+  IdleWatch idle{user_bytes_written_->load(), 0, !options_.compress_when_idle};
+  thread_.Start(std::chrono::milliseconds(100), [this, idle]() mutable { Tick(&idle); });
 }
 
 CleanerStats Cleaner::stats() const {
@@ -327,17 +326,17 @@ Result<CleanResult> Cleaner::Evacuate(const std::vector<uint32_t>& victims, bool
   return CleanResult{(out_of_room && moved == 0) || unmoved ? 0 : victims.size(), stored_moved};
 }
 
-void Cleaner::Tick() {
+void Cleaner::Tick(IdleWatch* idle) {
   const uint64_t written = user_bytes_written_->load();
-  if (written != last_written_) {
-    last_written_ = written;
-    idle_ticks_ = 0;
-    recompressed_all_ = false;
+  if (written != idle->last_written) {
+    idle->last_written = written;
+    idle->idle_ticks = 0;
+    idle->recompressed_all = false;
   } else {
-    ++idle_ticks_;
+    ++idle->idle_ticks;
   }
   const bool idle_pass_due =
-      options_.compress_when_idle && idle_ticks_ >= 10 && !recompressed_all_;
+      options_.compress_when_idle && idle->idle_ticks >= 10 && !idle->recompressed_all;
   const bool clean = segments_->SpaceIsLow();
   const bool recompress = !clean && idle_pass_due;
   if (!clean && !recompress) return;
@@ -354,13 +353,13 @@ void Cleaner::Tick() {
   // is what frees space then.
   if (clean && cleaned.ok() && cleaned->segments == 0 && idle_pass_due) {
     cleaned = RecompressOnce(4);
-    if (cleaned.ok() && cleaned->segments == 0) recompressed_all_ = true;
+    if (cleaned.ok() && cleaned->segments == 0) idle->recompressed_all = true;
   }
   if (!cleaned.ok()) {
     spdlog::error("cleaner: {}", cleaned.status().ToString());
     return;
   }
-  if (recompress && cleaned->segments == 0) recompressed_all_ = true;
+  if (recompress && cleaned->segments == 0) idle->recompressed_all = true;
   if (options_.clean_rate_bytes > 0 && cleaned->moved > 0) {
     // Rate limit: sleep off what moving these bytes "cost" at the set rate.
     const auto budget = std::chrono::duration<double>(

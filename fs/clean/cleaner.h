@@ -91,8 +91,17 @@ class Cleaner {
   // Bytes the cleaner may write now: free segments beyond the metadata
   // reserve and the room promised to queued writes, plus its open buffer.
   uint64_t Room() const;
+  // What the background thread remembers between ticks: compress_when=idle
+  // rewrites raw data compressed once no user byte was written for a
+  // second, until a pass finds nothing or writes resume. Held by the
+  // thread's own closure (Start), so no other thread can reach it.
+  struct IdleWatch {
+    uint64_t last_written = 0;
+    int idle_ticks = 0;
+    bool recompressed_all = false;
+  };
   // One look, every 100 ms, at whether to clean or recompress.
-  void Tick();
+  void Tick(IdleWatch* idle);
 
   const MountOptions options_;
   const Superblock sb_;
@@ -107,12 +116,6 @@ class Cleaner {
   Mutex pass_mu_;  // one pass at a time (background, or a writer making room)
 
   PeriodicThread thread_;
-  // Tick's own (the thread's alone): compress_when=idle rewrites raw data
-  // compressed once no user byte was written for a second, until a pass
-  // finds nothing or writes resume.
-  uint64_t last_written_ = 0;
-  int idle_ticks_ = 0;
-  bool recompressed_all_ = false;
 
   std::atomic<uint64_t> bytes_moved_{0};
   std::atomic<uint64_t> segments_cleaned_{0};

@@ -44,6 +44,7 @@ bool Evictor::WaitForTier(uint64_t seen, std::chrono::milliseconds timeout) {
 }
 
 Result<size_t> Evictor::EvictOnce(size_t max_victims) {
+  MutexLock pass(&pass_mu_);
   std::vector<SegmentSummary> candidates = segments_->CleaningCandidates();
   std::sort(candidates.begin(), candidates.end(),
             [](const SegmentSummary& a, const SegmentSummary& b) { return a.age > b.age; });

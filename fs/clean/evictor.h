@@ -13,8 +13,9 @@
 // a segment with a run the tier lacks (written after the image was captured)
 // stays.
 //
-// Not thread-safe by itself: the cleaner calls it under its pass lock, so
-// one pass (cleaning or evicting) runs at a time.
+// One eviction at a time (its own lock); the cleaner also keeps evictions
+// apart from its cleaning passes (Cleaner::pass_mu_), so one pass
+// (cleaning or evicting) runs at a time.
 #pragma once
 
 #include <atomic>
@@ -28,6 +29,7 @@
 #include "io/write_tracking_device.h"
 #include "journal/journal.h"
 #include "segment/segment_table.h"
+#include "util/mutex.h"
 
 namespace ckptfs {
 
@@ -46,7 +48,7 @@ class Evictor {
 
   // Gives up to `max_victims` published segments to the tier, oldest first,
   // and commits. The number given up (0: no tier, or nothing it holds).
-  Result<size_t> EvictOnce(size_t max_victims);
+  Result<size_t> EvictOnce(size_t max_victims) EXCLUDES(pass_mu_);
   // Whether a tier is attached (evicting can make room at all).
   bool active() const { return routing_->tier() != nullptr; }
   // The tier's image count (RemoteTier::ImageSeq), 0 without a tier: taken
@@ -67,6 +69,9 @@ class Evictor {
   SegmentTable* const segments_;
   WriteTrackingDevice* const tracking_;
   TierRoutingDevice* const routing_;
+
+  // Held for a whole EvictOnce: two at once would pick the same victims.
+  Mutex pass_mu_;
 
   std::atomic<uint64_t> evicted_segments_{0};
   std::atomic<uint64_t> evicted_runs_{0};

@@ -1,7 +1,7 @@
 // WorkerPool: a fixed number of threads that run submitted tasks in the order
 // they came, each task's result (or exception) delivered through a future.
 // The drain reads the next pieces it sends from the local store on one
-// (tier/drainer.cc), so that those reads overlap each other and the RADOS
+// (tier/chunk_uploader.cc), so that those reads overlap each other and the RADOS
 // writes in flight.
 //
 // The threads start with the first task: a pool built before the daemon
