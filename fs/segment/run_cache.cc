@@ -24,45 +24,57 @@ void RunCache::Insert(uint64_t addr, uint32_t crc, Run run) {
 
 Result<RunCache::Run> RunCache::FindOrLoad(uint64_t addr, uint32_t crc,
                                            const std::function<Result<Run>()>& load, bool hint) {
-  std::shared_ptr<Load> mine;
-  {
-    MutexLock lock(&mu_);
-    while (true) {
+  while (true) {
+    std::shared_ptr<const Load> theirs;
+    std::promise<Result<Run>> promise;  // of our own load, if it comes to that
+    std::shared_ptr<const Load> mine;
+    {
+      MutexLock lock(&mu_);
       if (Run run = FindLocked(addr, crc)) {
         ++hits_;
         return run;
       }
       auto it = loading_.find(addr);
-      if (it == loading_.end() || it->second->crc != crc) break;
-      ++hits_;  // read from the device once, by the caller loading it
-      std::shared_ptr<Load> theirs = it->second;
-      while (!theirs->done) loaded_.Wait(&mu_);
-      if (theirs->status.ok()) return theirs->run;
-      if (!theirs->hint) return theirs->status;
+      if (it != loading_.end() && it->second->crc == crc) {
+        ++hits_;  // read from the device once, by the caller loading it
+        theirs = it->second;
+      } else {
+        // A load of another crc (the segment's earlier life) is not ours to
+        // share; this one replaces it as the one later callers wait for.
+        ++misses_;
+        mine = std::make_shared<const Load>(crc, hint, promise.get_future().share());
+        loading_[addr] = mine;
+      }
+    }
+    if (theirs) {
+      const Result<Run>& result = theirs->result.get();
+      if (result.ok() || !theirs->hint) return result;
       // A failed prefetch: no hit after all. Look again (another caller may
       // be loading the run by now).
+      MutexLock lock(&mu_);
       --hits_;
+      continue;
     }
-    // A load of another crc (the segment's earlier life) is not ours to
-    // share; this one replaces it as the one later callers wait for.
-    ++misses_;
-    mine = std::make_shared<Load>();
-    mine->crc = crc;
-    mine->hint = hint;
-    loading_[addr] = mine;
+    // The load's end, however it ends: cached if it worked, and no longer
+    // the one to wait for. A load that throws (std::bad_alloc) breaks the
+    // promise, and its waiters get the exception too.
+    auto finish = [&](const Result<Run>* loaded) {
+      MutexLock lock(&mu_);
+      if (loaded != nullptr && loaded->ok()) InsertLocked(addr, crc, **loaded);
+      if (auto it = loading_.find(addr); it != loading_.end() && it->second == mine) loading_.erase(it);
+    };
+    Result<Run> loaded = Status::IOError("run not loaded");
+    try {
+      loaded = load();
+    } catch (...) {
+      finish(nullptr);
+      promise.set_exception(std::current_exception());
+      throw;
+    }
+    finish(&loaded);
+    promise.set_value(loaded);
+    return loaded;
   }
-  Result<Run> loaded = load();
-  MutexLock lock(&mu_);
-  mine->done = true;
-  if (loaded.ok()) {
-    mine->run = *loaded;
-    InsertLocked(addr, crc, *loaded);
-  } else {
-    mine->status = loaded.status();
-  }
-  if (auto it = loading_.find(addr); it != loading_.end() && it->second == mine) loading_.erase(it);
-  loaded_.NotifyAll();
-  return loaded;
 }
 
 void RunCache::InsertLocked(uint64_t addr, uint32_t crc, Run run) {

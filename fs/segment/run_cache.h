@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -86,14 +87,15 @@ class RunCache {
     uint32_t crc;
     std::list<uint64_t>::iterator lru;
   };
-  // A load in flight, shared by the callers that wait for it; its fields
-  // are guarded by mu_.
+  // A load in flight, shared by the callers that wait for it: set once,
+  // before it is shared, but for its result, which the loader delivers
+  // through the future (so a waiter waits without the lock).
   struct Load {
-    uint32_t crc = 0;
-    bool hint = false;
-    bool done = false;
-    Status status;
-    Run run;
+    Load(uint32_t crc, bool hint, std::shared_future<Result<Run>> result)
+        : crc(crc), hint(hint), result(std::move(result)) {}
+    const uint32_t crc;
+    const bool hint;
+    const std::shared_future<Result<Run>> result;
   };
   Run FindLocked(uint64_t addr, uint32_t crc) REQUIRES(mu_);  // counts neither hit nor miss
   void InsertLocked(uint64_t addr, uint32_t crc, Run run) REQUIRES(mu_);
@@ -103,8 +105,7 @@ class RunCache {
   mutable Mutex mu_;
   std::unordered_map<uint64_t, Entry> entries_ GUARDED_BY(mu_);
   std::list<uint64_t> lru_ GUARDED_BY(mu_);  // most recent first
-  std::unordered_map<uint64_t, std::shared_ptr<Load>> loading_ GUARDED_BY(mu_);  // by address
-  CondVar loaded_;  // a Load finished
+  std::unordered_map<uint64_t, std::shared_ptr<const Load>> loading_ GUARDED_BY(mu_);  // by address
   uint64_t bytes_ GUARDED_BY(mu_) = 0;
   uint64_t hits_ GUARDED_BY(mu_) = 0;
   uint64_t misses_ GUARDED_BY(mu_) = 0;
