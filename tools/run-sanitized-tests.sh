@@ -48,6 +48,26 @@ check_reports() {
   fi
 }
 
+# Runs each argument (a command line for bash -c) at the same time, and
+# prints their outputs in order once all are done; fails if any did.
+side_by_side() {
+  local outputs job i rc=0
+  local -a pids=()
+  outputs=$(mktemp -d /tmp/ckptfs-side-by-side.XXXXXX)
+  i=0
+  for job; do
+    bash -c "$job" >"$outputs/$i" 2>&1 &
+    pids+=($!)
+    i=$((i + 1))
+  done
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || rc=1
+    cat "$outputs/$i"
+  done
+  rm -rf -- "$outputs"
+  return $rc
+}
+
 # Configures and builds `targets` in build-$name with extra cmake args.
 build() {
   local dir=$1; shift
@@ -73,21 +93,32 @@ for step in "${steps[@]}"; do
       echo "== ThreadSanitizer: core unit tests, crash sweeps, mount concurrency"
       build build-tsan -DCKPTFS_SANITIZE=thread -- fs_tests integration_tests tier_unit_tests
       [ "$build_only" = 0 ] || continue
+      failed=0
       export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 log_path=$reports/tsan"
+      # TSan's runs were the sanitized step's longer side in CI (680 s, against
+      # ASan's 370 s beside them), mostly one busy thread at a time: the
+      # core's tests go in two shards side by side, then the mount's and the
+      # tier's suites side by side.
       # Every core test but the single-threaded crash sweeps and the two
       # longest threaded ones (each 5-6 minutes under TSan on 2 cores; the
       # threaded uncompressed sweep and the torn/failed-write sweeps stay).
-      build-tsan/bin/fs_tests --gtest_brief=1 \
-        --gtest_filter='-CrashSweep.Sequential*:CrashSweep.ThreadedRanksCompressed*:CrashSweep.SecondCrash*'
-      build-tsan/bin/integration_tests --gtest_brief=1 --gtest_filter='PosixOpsTest.Concurrent*:StressTest.*:KillLoopTest.*:PersistenceTest.*:CoherenceTest.*'
-      # The drain's threads (its cycle, the piece readers, the store's reads
-      # of the view) against images in memory. Not the daemon draining to
-      # RADOS: librados and libceph-common are not built with TSan, and their
-      # threads' accesses to the caller's stack and buffers read as races on
-      # every connect (tried 2026-12-03).
-      build-tsan/bin/tier_unit_tests --gtest_brief=1
+      core_filter='-CrashSweep.Sequential*:CrashSweep.ThreadedRanksCompressed*:CrashSweep.SecondCrash*'
+      side_by_side \
+        "GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=0 build-tsan/bin/fs_tests --gtest_brief=1 --gtest_filter='$core_filter'" \
+        "GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=1 build-tsan/bin/fs_tests --gtest_brief=1 --gtest_filter='$core_filter'" ||
+        failed=1
+      # The mount's concurrency suites, and the drain's threads (its cycle,
+      # the piece readers, the store's reads of the view) against images in
+      # memory. Not the daemon draining to RADOS: librados and libceph-common
+      # are not built with TSan, and their threads' accesses to the caller's
+      # stack and buffers read as races on every connect (tried 2026-12-03).
+      side_by_side \
+        "build-tsan/bin/integration_tests --gtest_brief=1 --gtest_filter='PosixOpsTest.Concurrent*:StressTest.*:KillLoopTest.*:PersistenceTest.*:CoherenceTest.*'" \
+        "build-tsan/bin/tier_unit_tests --gtest_brief=1" ||
+        failed=1
       unset TSAN_OPTIONS
       check_reports ThreadSanitizer
+      [ "$failed" = 0 ]
       ;;
     asan)
       echo "== Clang: lock analysis of every library and program; AddressSanitizer + UBSan: unit tests"
