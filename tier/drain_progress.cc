@@ -88,11 +88,11 @@ void DrainProgress::NotePublished(const ImageManifest& published, uint64_t commi
   if (stats_.drained_lsn >= committed_lsn) behind_ = false;
 }
 
-DrainStats DrainProgress::Snapshot(uint64_t committed_lsn, bool fenced) const {
+DrainStats DrainProgress::Snapshot(const CommittedImageSource& source, bool fenced) const {
   MutexLock lock(&mu_);
   DrainStats s = stats_;
   // Live, so that a caller who just committed sees its own commit counted.
-  s.committed_lsn = committed_lsn;
+  s.committed_lsn = source.CommittedLsn();
   s.fenced = fenced;
   const bool behind = !s.published || s.drained_lsn < s.committed_lsn;
   s.behind_ms = behind && behind_ ? duration_cast<milliseconds>(steady_clock::now() - behind_since_).count() : 0;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "ckptfs/committed_image.h"
 #include "ckptfs/status.h"
 #include "drain_stats.h"
 #include "image_manifest.h"
@@ -38,8 +39,9 @@ class DrainProgress {
   // An image published by this writer, the store then at `committed_lsn`.
   void NotePublished(const ImageManifest& published, uint64_t committed_lsn) EXCLUDES(mu_);
 
-  // The figures, with the store at `committed_lsn`.
-  DrainStats Snapshot(uint64_t committed_lsn, bool fenced) const EXCLUDES(mu_);
+  // The figures, with the store's commit read under the same lock as they
+  // are, so that none shows a drained commit newer than the store's.
+  DrainStats Snapshot(const CommittedImageSource& source, bool fenced) const EXCLUDES(mu_);
 
  private:
   mutable Mutex mu_;

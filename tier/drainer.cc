@@ -190,6 +190,6 @@ Status Drainer::PublishLocked(const CommittedImage& image) {
   return Status::Ok();
 }
 
-DrainStats Drainer::Stats() const { return progress_.Snapshot(source_->CommittedLsn(), image_->Fenced()); }
+DrainStats Drainer::Stats() const { return progress_.Snapshot(*source_, image_->Fenced()); }
 
 }  // namespace ckptfs

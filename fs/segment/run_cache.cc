@@ -1,6 +1,8 @@
 // RunCache implementation: an LRU bounded by bytes.
 #include "segment/run_cache.h"
 
+#include <optional>
+
 namespace ckptfs {
 
 RunCache::Run RunCache::Find(uint64_t addr, uint32_t crc) {
@@ -26,8 +28,9 @@ Result<RunCache::Run> RunCache::FindOrLoad(uint64_t addr, uint32_t crc,
                                            const std::function<Result<Run>()>& load, bool hint) {
   while (true) {
     std::shared_ptr<const Load> theirs;
-    std::promise<Result<Run>> promise;  // of our own load, if it comes to that
     std::shared_ptr<const Load> mine;
+    // Of our own load, made only for one: a promise allocates its state.
+    std::optional<std::promise<Result<Run>>> promise;
     {
       MutexLock lock(&mu_);
       if (Run run = FindLocked(addr, crc)) {
@@ -42,7 +45,8 @@ Result<RunCache::Run> RunCache::FindOrLoad(uint64_t addr, uint32_t crc,
         // A load of another crc (the segment's earlier life) is not ours to
         // share; this one replaces it as the one later callers wait for.
         ++misses_;
-        mine = std::make_shared<const Load>(crc, hint, promise.get_future().share());
+        promise.emplace();
+        mine = std::make_shared<const Load>(crc, hint, promise->get_future().share());
         loading_[addr] = mine;
       }
     }
@@ -56,24 +60,27 @@ Result<RunCache::Run> RunCache::FindOrLoad(uint64_t addr, uint32_t crc,
       continue;
     }
     // The load's end, however it ends: cached if it worked, and no longer
-    // the one to wait for. A load that throws (std::bad_alloc) breaks the
-    // promise, and its waiters get the exception too.
+    // the one to wait for. Something that throws on the way (bad_alloc)
+    // fails the waiters with the same exception.
     auto finish = [&](const Result<Run>* loaded) {
       MutexLock lock(&mu_);
       if (loaded != nullptr && loaded->ok()) InsertLocked(addr, crc, **loaded);
       if (auto it = loading_.find(addr); it != loading_.end() && it->second == mine) loading_.erase(it);
     };
-    Result<Run> loaded = Status::IOError("run not loaded");
+    bool delivered = false;
     try {
-      loaded = load();
+      Result<Run> loaded = load();
+      finish(&loaded);
+      promise->set_value(loaded);
+      delivered = true;
+      return loaded;
     } catch (...) {
-      finish(nullptr);
-      promise.set_exception(std::current_exception());
+      if (!delivered) {
+        finish(nullptr);
+        promise->set_exception(std::current_exception());
+      }
       throw;
     }
-    finish(&loaded);
-    promise.set_value(loaded);
-    return loaded;
   }
 }
 
