@@ -318,10 +318,10 @@ const OptionSpec kOptions[] = {
      "if the store is still held by a daemon flushing it after\n"
      "an unmount, wait up to S seconds for it (default 60)"},
     {"tier", "rados:POOL/NAME", Handling::kDaemon, Scope::kLocal,
-     [](const char* o, const char* v, MountConfig* c) -> Status {
+     [](const char*, const char* v, MountConfig* c) -> Status {
+       // The spec's own message starts with the spec, as the option says it.
        auto target = ParseRadosSpec(v);
        if (!target.ok()) return Status::Invalid(std::string("option tier=") + target.status().message());
-       (void)o;
        c->tier = v;
        c->mount.track_committed_images = true;
        return Status::Ok();

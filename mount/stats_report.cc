@@ -60,18 +60,15 @@ Json ObjectOf(const std::vector<Count>& counts) {
   return out;
 }
 
-// "NAME VALUE" lines, the name padded to 24 columns after `prefix`.
+// The figures of a stats struct, as its table lists them.
 template <typename Stats, size_t N>
-void AppendLines(std::string* out, const char* prefix, const Stats& stats, const StatField<Stats> (&fields)[N]) {
-  char line[160];
-  const int width = 24 - static_cast<int>(std::string(prefix).size());
-  for (const StatField<Stats>& f : fields) {
-    std::snprintf(line, sizeof line, "%s%-*s %llu\n", prefix, width, f.name,
-                  static_cast<unsigned long long>(f.get(stats)));
-    *out += line;
-  }
+std::vector<Count> CountsOf(const Stats& stats, const StatField<Stats> (&fields)[N]) {
+  std::vector<Count> out;
+  for (const StatField<Stats>& f : fields) out.push_back({f.name, f.get(stats)});
+  return out;
 }
 
+// "NAME VALUE" lines, the name padded to 24 columns after `prefix`.
 void AppendLines(std::string* out, const char* prefix, const std::vector<Count>& counts) {
   char line[160];
   const int width = 24 - static_cast<int>(std::string(prefix).size());
@@ -108,7 +105,7 @@ std::string RenderStatsText(const StoreStats& store, const FuseCounters& fuse, c
                             const std::optional<DrainStats>& tier) {
   std::string out;
   char line[160];
-  AppendLines(&out, "", store, kStoreStatFields);
+  AppendLines(&out, "", CountsOf(store, kStoreStatFields));
   const uint64_t wa = WriteAmplificationMilli(store);
   std::snprintf(line, sizeof line, "%-24s %llu.%03llu\n", "write_amplification",
                 static_cast<unsigned long long>(wa / 1000), static_cast<unsigned long long>(wa % 1000));
@@ -128,7 +125,7 @@ std::string RenderStatsText(const StoreStats& store, const FuseCounters& fuse, c
   AppendLines(&out, "write_size.", WriteSizeCounts(fuse));
   if (tier) {
     out += "tier.target              " + tier->target + "\n";
-    AppendLines(&out, "tier.", *tier, kDrainStatFields);
+    AppendLines(&out, "tier.", CountsOf(*tier, kDrainStatFields));
     if (!tier->last_error.empty()) out += "tier.last_error          " + tier->last_error + "\n";
   }
   return out;

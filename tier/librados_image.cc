@@ -124,7 +124,7 @@ class LibradosImage::BufferReply : public RadosImage::Reply {
   }
 
  private:
-  mutable librados::bufferlist bl_;  // crc32c() caches the checksum it finds
+  librados::bufferlist bl_;
   const char* data_ = nullptr;
   size_t size_ = 0;
 };
