@@ -66,12 +66,16 @@ Result<DataLog::Ticket> DataLog::Append(const void* data, size_t len, Stream str
       if (!io_error_.ok()) return io_error_;
       if (stopping_) return Status::IOError("data log is closed");
       std::shared_ptr<Buffer>& open = open_[static_cast<int>(stream)];
-      if (open && open->fill + stored <= sb_.segment_size) break;
-      if (open) SealLocked(open);
+      if (open) {
+        HoldsLockOf(*open);
+        if (open->fill + stored <= sb_.segment_size) break;
+        SealLocked(open);
+      }
       CKPTFS_ASSIGN_OR_RETURN(auto fresh, NewBufferLocked(stream, who));
       if (fresh) open = std::move(fresh);
     }
     buffer = open_[static_cast<int>(stream)];
+    HoldsLockOf(*buffer);
     start = buffer->fill;
     buffer->fill += stored;
     buffer->inflight.insert(start);
@@ -103,7 +107,7 @@ Result<std::shared_ptr<DataLog::Buffer>> DataLog::NewBufferLocked(Stream stream,
   CKPTFS_ASSIGN_OR_RETURN(uint32_t segment, segments_->AllocateData(who));
   // Runs cached from this segment's previous life are about to be overwritten.
   read_cache_.Invalidate(sb_.SegmentOffset(segment), sb_.SegmentOffset(segment) + sb_.segment_size);
-  auto buffer = std::make_shared<Buffer>();
+  auto buffer = std::make_shared<Buffer>(&mu_);
   buffer->segment = segment;
   buffer->data = segment_buffers_.Get(sb_.segment_size);
   ++buffers_in_use_;
@@ -112,6 +116,7 @@ Result<std::shared_ptr<DataLog::Buffer>> DataLog::NewBufferLocked(Stream stream,
 }
 
 void DataLog::SealLocked(std::shared_ptr<Buffer>& open) {
+  HoldsLockOf(*open);
   open->sealed = true;
   sealed_queue_.push_back(std::move(open));
   open.reset();
@@ -120,6 +125,7 @@ void DataLog::SealLocked(std::shared_ptr<Buffer>& open) {
 
 void DataLog::FinishTicket(Buffer* buffer, uint64_t start) {
   MutexLock lock(&mu_);
+  HoldsLockOf(*buffer);
   buffer->inflight.erase(buffer->inflight.find(start));
   changed_.NotifyAll();
 }
@@ -150,6 +156,7 @@ Status DataLog::WriteUpTo(Buffer* buffer, uint64_t end, bool partial) {
 }
 
 void DataLog::RetireLocked(const std::shared_ptr<Buffer>& buffer) {
+  HoldsLockOf(*buffer);
   buffer->retired = true;
   auto it = active_.find(buffer->segment);
   if (it != active_.end() && it->second == buffer) active_.erase(it);
@@ -169,6 +176,7 @@ void DataLog::FlusherLoop() {
     }
     std::shared_ptr<Buffer> buffer = std::move(sealed_queue_.front());
     sealed_queue_.pop_front();
+    HoldsLockOf(*buffer);
     while (!buffer->inflight.empty()) changed_.Wait(&mu_);
     const uint64_t end = buffer->fill;
     lock.Unlock();
@@ -298,12 +306,15 @@ Status DataLog::Sync() {
     MutexLock lock(&mu_);
     if (!io_error_.ok()) return io_error_;
     for (auto& [segment, buffer] : active_) {
+      HoldsLockOf(*buffer);
       if (buffer->sealed) sealed.push_back(buffer);
     }
     for (auto& buffer : open_) {
       if (!buffer) continue;
+      HoldsLockOf(*buffer);
       const uint64_t end = buffer->fill;
-      std::shared_ptr<Buffer> b = buffer;
+      std::shared_ptr<Buffer> b = buffer;  // open_ may change while it waits
+      HoldsLockOf(*b);
       while (!b->inflight.empty() && *b->inflight.begin() < end) changed_.Wait(&mu_);
       open.emplace_back(std::move(b), end);
     }
@@ -316,9 +327,9 @@ Status DataLog::Sync() {
     if (flushers_.empty() && !sealed.empty()) {
       return Status::IOError("data log not started: sealed segments cannot be written");
     }
-    while (io_error_.ok() &&
-           !std::all_of(sealed.begin(), sealed.end(), [](auto& b) { return b->retired; })) {
-      changed_.Wait(&mu_);
+    for (const auto& buffer : sealed) {
+      HoldsLockOf(*buffer);
+      while (io_error_.ok() && !buffer->retired) changed_.Wait(&mu_);
     }
     if (!io_error_.ok()) return io_error_;
   }
@@ -352,7 +363,9 @@ Status DataLog::Close() {
 void DataLog::SealOpen(Stream stream) {
   MutexLock lock(&mu_);
   std::shared_ptr<Buffer>& open = open_[static_cast<int>(stream)];
-  if (open && open->fill > 0) SealLocked(open);
+  if (!open) return;
+  HoldsLockOf(*open);
+  if (open->fill > 0) SealLocked(open);
 }
 
 DataLogStats DataLog::stats() const {
@@ -367,13 +380,19 @@ DataLogStats DataLog::stats() const {
 uint64_t DataLog::open_buffer_room(Stream stream) const {
   MutexLock lock(&mu_);
   const auto& open = open_[static_cast<int>(stream)];
-  return open ? sb_.segment_size - open->fill : 0;
+  if (!open) return 0;
+  HoldsLockOf(*open);
+  return sb_.segment_size - open->fill;
 }
 
 uint64_t DataLog::open_buffer_room() const {
   MutexLock lock(&mu_);
   uint64_t room = 0;
-  for (const auto& open : open_) room += open ? sb_.segment_size - open->fill : 0;
+  for (const auto& open : open_) {
+    if (!open) continue;
+    HoldsLockOf(*open);
+    room += sb_.segment_size - open->fill;
+  }
   return room;
 }
 

@@ -16,6 +16,7 @@
 // before the SegmentTable's, and a buffer's write_mu is never held with mu_.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -149,21 +150,29 @@ class DataLog {
 
  private:
   // One segment in memory. `fill`, `inflight`, `sealed` and `retired` are
-  // guarded by the log's mu_: Clang's analysis cannot name a lock of the
-  // enclosing object from here, so the rule lives in this comment.
+  // guarded by the log's mu_, which `log_mu` points at; DataLog code reaches
+  // them after HoldsLockOf(buffer), which requires mu_ and tells the
+  // analysis that the buffer's lock is held (it cannot equate the two
+  // otherwise).
   struct Buffer {
+    explicit Buffer(Mutex* log) : log_mu(log) {}
+    Mutex* const log_mu;
     uint32_t segment = 0;
     // From segment_buffers_: back on its shelf when the last holder (the
     // log, a reader it lent bytes to, a Sync) lets go.
     std::shared_ptr<AlignedBuffer> data;
-    uint64_t fill = 0;               // reserved bytes (DataLog::mu_)
-    std::multiset<uint64_t> inflight;  // starts of unfinished tickets (DataLog::mu_)
-    bool sealed = false;             // DataLog::mu_
-    bool retired = false;            // written and released (DataLog::mu_)
-    Mutex write_mu;                  // serializes device writes of this buffer
+    uint64_t fill GUARDED_BY(log_mu) = 0;                // reserved bytes
+    std::multiset<uint64_t> inflight GUARDED_BY(log_mu);  // starts of unfinished tickets
+    bool sealed GUARDED_BY(log_mu) = false;
+    bool retired GUARDED_BY(log_mu) = false;  // written and released
+    Mutex write_mu;                           // serializes device writes of this buffer
     uint64_t flushed GUARDED_BY(write_mu) = 0;  // bytes on the device
   };
 
+  // The proof that holding mu_ is holding `buffer`'s lock (see Buffer).
+  void HoldsLockOf(const Buffer& buffer) const REQUIRES(mu_) ASSERT_CAPABILITY(buffer.log_mu) {
+    assert(buffer.log_mu == &mu_);
+  }
   void FinishTicket(Buffer* buffer, uint64_t start) EXCLUDES(mu_);
   Result<std::shared_ptr<Buffer>> NewBufferLocked(Stream stream, SegmentTable::Requester who)
       REQUIRES(mu_);
@@ -191,7 +200,7 @@ class DataLog {
 
   // Taken before the segment table's lock (allocation, Deactivate) and the
   // run cache's; never held across device I/O.
-  mutable Mutex mu_;  // also guards Buffer's fields but `flushed`
+  mutable Mutex mu_;  // also guards Buffer's fields but `flushed` (Buffer::log_mu)
   CondVar changed_;  // tickets finished, buffers retired, work queued
   std::shared_ptr<Buffer> open_[2] GUARDED_BY(mu_);  // by Stream
   std::unordered_map<uint32_t, std::shared_ptr<Buffer>> active_ GUARDED_BY(mu_);  // by segment
