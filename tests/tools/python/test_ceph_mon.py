@@ -1,10 +1,10 @@
-"""Unit tests of ckptfs_tools.ceph_mon's reading of the cluster's state."""
+"""Unit tests of ckptfs_tools.ceph_dev_cluster.mon's reading of the cluster's state."""
 
 import os
 import tempfile
 import unittest
 
-from ckptfs_tools import ceph_mon
+from ckptfs_tools.ceph_dev_cluster import mon as ceph_mon
 
 STATUS = {"health": {"status": "HEALTH_OK"}, "mgrmap": {"available": True},
           "osdmap": {"num_osds": 3, "num_up_osds": 3, "num_in_osds": 3}}

@@ -1,10 +1,10 @@
-"""tools/ceph-dev-cluster's side of the mon, through librados (python3-rados):
+"""The mon's side of tools/ceph-dev-cluster, through librados (python3-rados):
 waiting for the mon, running mon commands, waiting for HEALTH_OK.
 
-    python3 -m ckptfs_tools.ceph_mon mon  CONF DEADLINE T0 CMD_JSON...
+    python3 -m ckptfs_tools.ceph_dev_cluster.mon mon  CONF DEADLINE T0 CMD_JSON...
         runs the mon commands (again while the mon answers EAGAIN or times
         out); prints the osdmap epoch after them
-    python3 -m ckptfs_tools.ceph_mon wait CONF DEADLINE T0 OSDS PG_MIN EPOCH [ID...]
+    python3 -m ckptfs_tools.ceph_dev_cluster.mon wait CONF DEADLINE T0 OSDS PG_MIN EPOCH [ID...]
         waits for HEALTH_OK, OSDS OSDs up and in, each OSD ID up since an
         osdmap epoch after EPOCH (booted since), and at least PG_MIN PGs all
         active+clean as the active mgr itself counts them (the mon's copy may
