@@ -55,9 +55,10 @@ def cmd_start(s: Session, osds_arg: str | None) -> None:
         if not s.daemons.pid_of(MON):
             mon_ports_free(cdir)
             s.daemons.launch(MON)
-        epoch = mon.commands([])
+        epoch = mon.commands([])  # the mon answers: it runs, and shows in /proc as itself
+        running = s.daemons.pids()
         for name in cdir.names():
-            if not s.daemons.pid_of(name):
+            if name not in running:
                 s.daemons.launch(name)
                 if name.startswith("osd."):
                     booted.append(int(name[4:]))
