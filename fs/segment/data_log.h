@@ -211,9 +211,9 @@ class DataLog {
   DataLogStats stats_ GUARDED_BY(mu_);
   std::vector<std::thread> flushers_ GUARDED_BY(mu_);
   RunCache read_cache_;
-  // What reads decode and verify into: 1 MiB down to 64 KiB classes, 16 of
-  // each kept idle and 16 MiB in all.
-  BufferPool run_buffers_{PhysicalExtent::kMaxRunLength, 16, /*classes=*/5};
+  // What reads decode and verify into: classes of 1 MiB (every run over
+  // 256 KiB), 256, 128 and 64 KiB, 16 of each kept idle and 16 MiB in all.
+  BufferPool run_buffers_{PhysicalExtent::kMaxRunLength, 16, /*classes=*/4};
   // Segment buffers' memory, reused rather than mapped afresh (each fresh
   // one is faulted in page by page under the appends' copies).
   BufferPool segment_buffers_;

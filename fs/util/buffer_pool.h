@@ -9,11 +9,17 @@
 //
 // Runs come in every size up to the largest (a file's last run, the small
 // pieces a torch.save writes between tensors), so there is a shelf per size
-// class: the capacity, half of it, a quarter, ... down to the smallest
-// class. A buffer is taken from the smallest class that holds the size, so
-// it is never more than twice the size asked for
-// (docs/tuning.md#run-buffer-size-classes: fresh small runs were half the
-// daemon's page faults in a restore from RADOS).
+// class: the capacity, then a quarter of it, an eighth, ... down to the
+// smallest class. A size takes the smallest class that holds it without
+// wasting more than half, except that the largest class takes every size
+// over a quarter of it. A restore's runs are mostly between half a run and
+// a whole one; split over two classes, the cache's evictions returned
+// buffers of one class while loads wanted the other, one shelf overflowed
+// while the other ran dry, and 70% of the half-size runs got fresh memory,
+// which costs far more than its copy (docs/tuning.md#run-buffer-size-classes:
+// one class for them made the restore 1.75x faster for half the daemon's
+// CPU; fresh small runs were half the daemon's page faults in a restore
+// from RADOS).
 //
 // The shelves together keep at most `max_free` buffers of the largest
 // class's worth of bytes, whichever classes they hold, so adding classes
@@ -37,13 +43,17 @@ namespace ckptfs {
 class BufferPool {
  public:
   // Pools buffers of `capacity` bytes and, with `classes` > 1, of
-  // capacity/2, capacity/4, ... (`classes` sizes in all), keeping at most
+  // capacity/4, capacity/8, ... (`classes` sizes in all), keeping at most
   // `max_free` unused of each and `max_free` * `capacity` bytes unused in
   // all.
   BufferPool(size_t capacity, size_t max_free, unsigned classes = 1) : shelves_(std::make_shared<Shelves>()) {
     shelves_->max_free_each = max_free;
     shelves_->max_idle_bytes = max_free * capacity;
-    for (unsigned i = 0; i < classes && (capacity >> i) >= kBlockSize; ++i) shelves_->sizes.push_back(capacity >> i);
+    for (unsigned i = 0; i < classes; ++i) {
+      const size_t size = i == 0 ? capacity : capacity >> (i + 1);
+      if (size < kBlockSize) break;
+      shelves_->sizes.push_back(size);
+    }
     MutexLock lock(&shelves_->mu);
     shelves_->free.resize(shelves_->sizes.size());
     // Returning a buffer never allocates.
@@ -104,12 +114,14 @@ class BufferPool {
   };
 
   // The smallest class that holds `size` without wasting more than half of
-  // it, or none.
+  // it (three quarters for the largest class), or none.
   std::optional<size_t> ClassFor(size_t size) const {
     const std::vector<size_t>& sizes = shelves_->sizes;
     if (sizes.empty() || size > sizes.front()) return std::nullopt;
     for (size_t i = sizes.size(); i-- > 0;) {
-      if (size <= sizes[i]) return 2 * size >= sizes[i] ? std::optional<size_t>(i) : std::nullopt;
+      if (size > sizes[i]) continue;
+      const size_t waste_bound = i == 0 ? 4 : 2;  // the class at most this many times the size
+      return waste_bound * size >= sizes[i] ? std::optional<size_t>(i) : std::nullopt;
     }
     return std::nullopt;
   }

@@ -1,6 +1,6 @@
 // The pool behind every read of a stored run: a buffer let go is the next
-// one handed out, sizes go to the smallest class that wastes at most half,
-// the shelves stay bounded each and together, and the run cache counts the
+// one handed out, sizes go to the smallest class that wastes at most half
+// (the largest class takes everything over a quarter of it), the shelves stay bounded each and together, and the run cache counts the
 // memory a pooled run holds, not just its bytes.
 #include <gtest/gtest.h>
 
@@ -32,31 +32,43 @@ TEST(BufferPool, ABufferLetGoIsTheNextOneHandedOut) {
 }
 
 TEST(BufferPool, EachSizeTakesTheSmallestClassThatHoldsIt) {
-  BufferPool pool(kMiB, 4, /*classes=*/5);  // 1 MiB, 512, 256, 128 and 64 KiB
+  BufferPool pool(kMiB, 4, /*classes=*/4);  // 1 MiB, 256, 128 and 64 KiB
   EXPECT_EQ(pool.Get(kMiB)->capacity(), kMiB);
-  EXPECT_EQ(pool.Get(512 * kKiB + 1)->capacity(), kMiB);
-  EXPECT_EQ(pool.Get(512 * kKiB)->capacity(), 512 * kKiB);
-  EXPECT_EQ(pool.Get(300 * kKiB)->capacity(), 512 * kKiB);
+  EXPECT_EQ(pool.Get(512 * kKiB)->capacity(), kMiB);
+  EXPECT_EQ(pool.Get(256 * kKiB + 1)->capacity(), kMiB);
+  EXPECT_EQ(pool.Get(256 * kKiB)->capacity(), 256 * kKiB);
   EXPECT_EQ(pool.Get(129 * kKiB)->capacity(), 256 * kKiB);
   EXPECT_EQ(pool.Get(100 * kKiB)->capacity(), 128 * kKiB);
   EXPECT_EQ(pool.Get(32 * kKiB)->capacity(), 64 * kKiB);
   // Each buffer went back to its shelf before the next call: one per class.
-  EXPECT_EQ(pool.allocations(), 5u);
+  EXPECT_EQ(pool.allocations(), 4u);
   // Below half the smallest class, and above the largest: a buffer of its
   // own, sized to fit, never pooled.
   EXPECT_EQ(pool.Get(32 * kKiB - 1)->capacity(), 32 * kKiB - 1);
   EXPECT_EQ(pool.Get(4 * kKiB)->capacity(), 4 * kKiB);
   EXPECT_EQ(pool.Get(2 * kMiB)->capacity(), 2 * kMiB);
-  EXPECT_EQ(pool.allocations(), 5u);
+  EXPECT_EQ(pool.allocations(), 4u);
+}
+
+TEST(BufferPool, RunsFromAQuarterToAWholeShareOneShelf) {
+  // A restore's runs lie mostly between half a run and a whole one: a
+  // buffer let go by one of them serves the next, whatever their sizes.
+  BufferPool pool(kMiB, 4, /*classes=*/4);
+  std::vector<std::shared_ptr<AlignedBuffer>> held;
+  for (size_t size : {kMiB, 300 * kKiB, 700 * kKiB, 520 * kKiB}) held.push_back(pool.Get(size));
+  EXPECT_EQ(pool.allocations(), 4u);
+  held.clear();
+  for (size_t size : {400 * kKiB, 260 * kKiB, kMiB, 900 * kKiB}) held.push_back(pool.Get(size));
+  EXPECT_EQ(pool.allocations(), 4u);
 }
 
 TEST(BufferPool, ClassesDoNotShareBuffers) {
-  BufferPool pool(kMiB, 4, /*classes=*/2);
+  BufferPool pool(kMiB, 4, /*classes=*/2);  // 1 MiB and 256 KiB
   pool.Get(600 * kKiB);  // made, then shelved in the 1 MiB class
-  pool.Get(300 * kKiB);  // the 512 KiB class has none: a new one
+  pool.Get(200 * kKiB);  // the 256 KiB class has none: a new one
   EXPECT_EQ(pool.allocations(), 2u);
-  pool.Get(700 * kKiB);
-  pool.Get(400 * kKiB);
+  pool.Get(300 * kKiB);
+  pool.Get(150 * kKiB);
   EXPECT_EQ(pool.allocations(), 2u);
 }
 
@@ -75,16 +87,16 @@ TEST(BufferPool, AShelfKeepsAtMostItsBound) {
 TEST(BufferPool, AllShelvesTogetherKeepAtMostTheLargestClassesBound) {
   BufferPool pool(kMiB, 2, /*classes=*/2);  // 2 MiB idle at most, in all
   auto a = pool.Get(kMiB), b = pool.Get(kMiB);
-  auto c = pool.Get(512 * kKiB), d = pool.Get(512 * kKiB);
+  auto c = pool.Get(256 * kKiB), d = pool.Get(256 * kKiB);
   EXPECT_EQ(pool.allocations(), 4u);
   c.reset();
   d.reset();
-  a.reset();  // 2 MiB idle now: 512 KiB twice and 1 MiB
+  a.reset();  // 1.5 MiB idle now: 256 KiB twice and 1 MiB
   b.reset();  // freed, though its own shelf has room
   std::vector<std::shared_ptr<AlignedBuffer>> again;
   again.push_back(pool.Get(kMiB));
-  again.push_back(pool.Get(512 * kKiB));
-  again.push_back(pool.Get(512 * kKiB));
+  again.push_back(pool.Get(256 * kKiB));
+  again.push_back(pool.Get(256 * kKiB));
   EXPECT_EQ(pool.allocations(), 4u);
   again.push_back(pool.Get(kMiB));
   EXPECT_EQ(pool.allocations(), 5u);
