@@ -1,7 +1,8 @@
 """Checks tools/bench-all's JSON report from a --quick run (bench_all_quick_test.sh).
 
 Every target has a row and each was measured (n/a means a step failed); a
-missed target says by how much; the fill passes ran and the chart exists.
+missed target says by how much; the fill passes ran and the chart exists;
+the report names the channel the mount's requests came through.
 Exit 0 when all holds, 1 naming what does not.
 """
 
@@ -20,6 +21,8 @@ def problems(report: dict) -> list[str]:
              and t["threshold"] > 0]
     if vague:
         found.append("missed targets without the factor they miss by: %s" % vague)
+    if report["config"].get("channel") not in ("io_uring", "dev_fuse"):
+        found.append("the channel is not recorded: %r" % report["config"].get("channel"))
     if not report["fill"].get("passes") or report["chart"] is None:
         found.append("no fill passes or no chart: %s" % report["fill"])
     return found

@@ -31,11 +31,12 @@ class ReplayReportTest(unittest.TestCase):
 class ReportChecksTest(unittest.TestCase):
     def test_bench_all_report(self):
         good = {"targets": [{"target": f"t{i}", "result": "met", "threshold": 1.0} for i in range(28)],
-                "fill": {"passes": {"1": 1.0}}, "chart": "r.png"}
+                "fill": {"passes": {"1": 1.0}}, "chart": "r.png", "config": {"channel": "io_uring"}}
         self.assertEqual(check_bench_all_report.problems(good), [])
         bad = dict(good, targets=good["targets"][:27] + [{"target": "x", "result": "missed", "threshold": 1.0,
-                                                          "missed_by": "a bit"}], chart=None)
-        self.assertEqual(len(check_bench_all_report.problems(bad)), 2)
+                                                          "missed_by": "a bit"}], chart=None,
+                   config={"channel": "unknown"})
+        self.assertEqual(len(check_bench_all_report.problems(bad)), 3)
 
     def test_bench_compress_report(self):
         rows = ["| none | 1 | 1 | 1 | 1 | 1.000 | 0% | 0 | 1 |"] + [

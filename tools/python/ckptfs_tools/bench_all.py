@@ -171,6 +171,7 @@ def report(work: str, out: str, tck: int, env=os.environ) -> str:
               "seconds": int(e("SECONDS")), "kernel": e("KERNEL"), "bin": e("BIN"),
               "load_at_start": float(e("LOAD_AT_START")), "cpu_counted": e("CPU_WHAT"),
               "date": env.get("BA_DATE", ""), "command": env.get("BA_COMMAND", ""),
+              "channel": env.get("BA_CHANNEL", "unknown"),
               "machine": machine.facts(e("PLAIN"))}
     rounds = config["rounds"]
     per_round, facts = [], {}
@@ -281,9 +282,9 @@ def report(work: str, out: str, tck: int, env=os.environ) -> str:
     head = [
         "# Targets of issues 39 and 12, ext4 and ckptfs side by side (tools/bench-all)",
         "",
-        "plain `%s`, store `%s/store.img` (%s, -o %s); %d round%s in %d s; kernel %s."
+        "plain `%s`, store `%s/store.img` (%s, -o %s, requests through %s); %d round%s in %d s; kernel %s."
         % (config["plain"], config["store_dir"], config["store_size"], config["mount_opts"] or "defaults",
-           rounds, "" if rounds == 1 else "s", config["seconds"], config["kernel"]),
+           config["channel"], rounds, "" if rounds == 1 else "s", config["seconds"], config["kernel"]),
         "405B: scale %g, %d checkpoint%s of %s GB, 8 ranks, fsync per file; restore after drop_caches. "
         "Small files: %s files, %s GB, 8 writers, fsync per file. fio: limits %s, shards %s per writer, %g s cap."
         % (config["scale"], config["checkpoints"], "" if config["checkpoints"] == 1 else "s",

@@ -32,9 +32,10 @@ def bench_all_section(report: dict, source: str) -> list[str]:
     judged = sum(t["result"] in ("met", "missed") for t in report["targets"])
     lines = ["## Checkpoint paths against ext4 on the same device (tools/bench-all)", ""]
     lines += _when_where(config)
-    lines += ["- %d round%s, sides alternating; a ratio is ckptfs over the reference, the median of "
-              "per-round ratios. %d of %d targets met. Data: `%s`."
-              % (config["rounds"], "" if config["rounds"] == 1 else "s", met, judged, source), ""]
+    lines += ["- %d round%s, sides alternating; requests through %s; a ratio is ckptfs over the reference, "
+              "the median of per-round ratios. %d of %d targets met. Data: `%s`."
+              % (config["rounds"], "" if config["rounds"] == 1 else "s",
+                 config.get("channel", "a channel not recorded"), met, judged, source), ""]
     if config.get("quick"):
         lines += ["**A --quick run: sizes for a smoke test, not a measurement.**", ""]
     lines += bench_all.targets_table(report["targets"]) + [""]
