@@ -12,14 +12,14 @@
 // class: the capacity, then a quarter of it, an eighth, ... down to the
 // smallest class. A size takes the smallest class that holds it without
 // wasting more than half, except that the largest class takes every size
-// over a quarter of it. A restore's runs are mostly between half a run and
-// a whole one; split over two classes, the cache's evictions returned
+// from a quarter of it up. A restore's runs are mostly between half a run
+// and a whole one; split over two classes, the cache's evictions returned
 // buffers of one class while loads wanted the other, one shelf overflowed
-// while the other ran dry, and 70% of the half-size runs got fresh memory,
-// which costs far more than its copy (docs/tuning.md#run-buffer-size-classes:
-// one class for them made the restore 1.75x faster for half the daemon's
-// CPU; fresh small runs were half the daemon's page faults in a restore
-// from RADOS).
+// while the other ran dry, and over six restores 70% of the half-size runs
+// got fresh memory, which costs far more than its copy
+// (docs/tuning.md#run-buffer-size-classes: one class for them made those
+// restores 1.75x faster for half the daemon's CPU; fresh small runs were
+// half the daemon's page faults in a restore from RADOS).
 //
 // The shelves together keep at most `max_free` buffers of the largest
 // class's worth of bytes, whichever classes they hold, so adding classes
@@ -61,8 +61,9 @@ class BufferPool {
   }
 
   // A buffer of `size` bytes, contents undefined, its capacity() the size
-  // class it came from. Sizes above the capacity, and below half of the
-  // smallest class, get a buffer of their own that is not pooled: a pooled
+  // class it came from. Sizes above the capacity, and below what the
+  // smallest class takes (half of it; a quarter when the largest class is
+  // the only one), get a buffer of their own that is not pooled: a pooled
   // one would hold a whole class for a tiny run (a cache of 4 KiB runs
   // would pin many times its size).
   std::shared_ptr<AlignedBuffer> Get(size_t size) {

@@ -1,6 +1,7 @@
 // The pool behind every read of a stored run: a buffer let go is the next
 // one handed out, sizes go to the smallest class that wastes at most half
-// (the largest class takes everything over a quarter of it), the shelves stay bounded each and together, and the run cache counts the
+// (the largest class takes everything from a quarter of it up), the
+// shelves stay bounded each and together, and the run cache counts the
 // memory a pooled run holds, not just its bytes.
 #include <gtest/gtest.h>
 
@@ -60,6 +61,13 @@ TEST(BufferPool, RunsFromAQuarterToAWholeShareOneShelf) {
   held.clear();
   for (size_t size : {400 * kKiB, 260 * kKiB, kMiB, 900 * kKiB}) held.push_back(pool.Get(size));
   EXPECT_EQ(pool.allocations(), 4u);
+}
+
+TEST(BufferPool, OneClassTakesFromAQuarterOfItUp) {
+  BufferPool pool(kMiB, 4);
+  EXPECT_EQ(pool.Get(kMiB / 4)->capacity(), kMiB);
+  EXPECT_EQ(pool.Get(kMiB / 4 - 1)->capacity(), kMiB / 4 - 1);  // its own, not pooled
+  EXPECT_EQ(pool.allocations(), 1u);
 }
 
 TEST(BufferPool, ClassesDoNotShareBuffers) {
