@@ -55,6 +55,15 @@ int MountedStore::Run(const std::string& command) {
 pid_t MountedStore::Spawn(const std::vector<std::string>& args, const std::string& log_path) {
   pid_t pid = fork();
   if (pid == 0) {
+    // The daemon starts with the signals a shell in the foreground gives
+    // it. A test binary run as a script's background job inherits SIGINT
+    // and SIGQUIT ignored (POSIX, for jobs without job control), libfuse
+    // leaves an ignored signal ignored, and the tests that stop a daemon
+    // with SIGINT would wait for it forever.
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (int sig : {SIGINT, SIGQUIT, SIGTERM, SIGHUP}) signal(sig, SIG_DFL);
     int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     dup2(fd, 1);
     dup2(fd, 2);
