@@ -112,11 +112,10 @@ def read_round(rdir: str, tck: int) -> tuple[dict, dict]:
         facts["per_ckpt"] = got.phases[0]["bytes"]
         got, m[f"cpu_restore_{side}"] = replay(side, "405b-restore-read", "restore")
         m[f"restore_read_{side}"] = got.gb_per_s
+        m[f"restore_mmap_{side}"] = replay(side, "405b-restore-mmap", "restore")[0].gb_per_s
         got, m[f"cpu_small_{side}"] = replay(side, "small-write", "write")
         m[f"small_{side}"] = got.gb_per_s
         facts["small_bytes"], facts["small_files"] = got.bytes, got.files
-    for side in ("plain", "ckptfs"):
-        m[f"restore_mmap_{side}"] = replay(side, "405b-restore-mmap", "restore")[0].gb_per_s
     sh = fio("shards")
     for s in SHARDS:
         m[f"ext4_buffered_{s}"], m[f"ckptfs_buffered_{s}"] = sh.get(f"write-buffered-{s}", (None, None))
