@@ -182,12 +182,6 @@ ckptfs::Result<std::unique_ptr<ckptfs::FileSystem>> OpenRadosImage(const ckptfs:
   ckptfs::MountOptions options = config.mount;
   options.read_only = true;
   options.direct_io = false;
-  // Files are read with direct I/O, each a run or two at a time, so two
-  // runs per reader are all the cache needs, and the windows of the two
-  // readers at most that load ahead (-o prefetch) fit too. A 64 MiB one
-  // cost the daemon a tenth more CPU in a restore, its runs' memory cycling
-  // through more pages (docs/tuning.md#image-run-cache).
-  options.run_cache_bytes = 16ull << 20;
   return ckptfs::OpenFileSystemOnDevice(std::move(device), options);
 }
 

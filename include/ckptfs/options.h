@@ -70,8 +70,10 @@ struct MountOptions {
   bool read_only = false;
   // Verified runs kept in memory, for reads that take a run in several
   // pieces (a run holds up to 1 MiB of a file, a FUSE read asks for up to
-  // 1 MiB, seldom on the same bounds).
-  uint64_t run_cache_bytes = 64ull << 20;
+  // 1 MiB, seldom on the same bounds). A run or two per reader is all a
+  // restore reuses; more only cycles runs through more memory, resident
+  // beside the segment buffers (docs/tuning.md#run-cache).
+  uint64_t run_cache_bytes = 16ull << 20;
   // Bytes to load ahead of a reader that reads a file front to back, on
   // prefetch_threads threads (0: none). For stores whose reads wait long,
   // a RADOS image's: a read-only mount of one reads with direct I/O, which
